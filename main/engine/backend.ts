@@ -1,0 +1,79 @@
+// The Backend contract of seed 001. Handles are JSON-safe values (a pid + start time and a run
+// dir, a scheduler job id): a fresh process must be able to poll a job it did not start from the
+// ledger alone. Nothing here may hold a socket, a ChildProcess or any other in-memory object.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Handle = { [key: string]: Json };
+
+export interface JobSpec {
+  /** Run id (routines) or `job-<id>` (batch jobs); unique, stable across restarts. */
+  runId: string;
+  kind: 'run' | 'job';
+  routineId: string | null;
+  jobId: number | null;
+  attempt: number;
+  command: string;
+  args: string[];
+  cwd: string | null;
+  env: Record<string, string>;
+  scheduledAt: number;
+  /** Directory the backend owns for this job: `<data>/runs/<day>/<run-id>/`. */
+  runDir: string;
+  logCapBytes: number;
+  outputs: string[];
+  revision: string | null;
+  /** Arguments with secret-looking values masked, for manifests and logs. */
+  maskedArgs: string[];
+}
+
+export type PollState =
+  /** Accepted by the backend, not running yet (a cluster queue). */
+  | { state: 'queued' }
+  | { state: 'running'; startedAt: number | null }
+  /** Finished: `fetch` gives the outcome. */
+  | { state: 'done' }
+  /** The backend has no trace of it (never launched, or its record is gone). */
+  | { state: 'lost'; reason: string };
+
+export interface Outcome {
+  exitCode: number | null;
+  signal: string | null;
+  /** Human reason for a non-success (timeout, promised output missing, Slurm state …). */
+  reason: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+export interface Health {
+  ok: boolean;
+  reason: string | null;
+}
+
+export interface Backend {
+  readonly name: string;
+  /** Cheap to call, but only called for stages with waiting work (backlog gate first). */
+  health(): Promise<Health>;
+  /** Launch; resolves with the durable handle. A rejection is a launch failure for that job. */
+  submit(spec: JobSpec): Promise<Handle>;
+  /** Poll many handles at once (one cluster query per pass, not one per job). */
+  poll(handles: Handle[]): Promise<PollState[]>;
+  fetch(handle: Handle): Promise<Outcome>;
+  /** Stop the whole job (TERM, then KILL after graceMs); resolves once it is gone. */
+  cancel(handle: Handle, graceMs: number): Promise<void>;
+  /** Called when a ledger entry is cleared: release files or queries tied to the handle. */
+  release?(handle: Handle): Promise<void>;
+}
+
+/** Success means exit code 0 and no reason recorded against it. */
+export function isSuccess(outcome: Outcome): boolean {
+  return outcome.exitCode === 0 && outcome.signal === null && outcome.reason === null;
+}
+
+/** One line that says how a job ended, for events and the UI. */
+export function describeOutcome(outcome: Outcome): string {
+  if (outcome.reason) return outcome.reason;
+  if (outcome.signal) return `killed by ${outcome.signal}`;
+  if (outcome.exitCode === 0) return 'exit 0';
+  if (outcome.exitCode === null) return 'exit status unknown';
+  return `exit ${outcome.exitCode}`;
+}

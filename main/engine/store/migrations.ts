@@ -1,0 +1,176 @@
+// Numbered migrations on PRAGMA user_version. Append only: a shipped migration never changes.
+// Each runs in its own transaction; the version is bumped inside it.
+
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    description: 'the whole domain: schedules, routines, triggers, runs, jobs, ledger, leases, events, commands, workers',
+    sql: `
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE schedules (
+  name         TEXT PRIMARY KEY,
+  mode         TEXT NOT NULL DEFAULT 'active' CHECK (mode IN ('active', 'observe')),
+  max_parallel INTEGER CHECK (max_parallel IS NULL OR max_parallel > 0),
+  created_at   INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE routines (
+  id         TEXT PRIMARY KEY,
+  schedule   TEXT NOT NULL REFERENCES schedules(name) ON UPDATE CASCADE,
+  name       TEXT NOT NULL,
+  computer   TEXT NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('batch', 'realtime')),
+  external   INTEGER NOT NULL DEFAULT 0 CHECK (external IN (0, 1)),
+  def        TEXT NOT NULL,
+  seq        INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX routines_schedule ON routines(schedule, seq);
+
+CREATE TABLE routine_deps (
+  routine_id TEXT NOT NULL REFERENCES routines(id) ON DELETE CASCADE,
+  depends_on TEXT NOT NULL,
+  PRIMARY KEY (routine_id, depends_on)
+) STRICT;
+CREATE INDEX routine_deps_reverse ON routine_deps(depends_on);
+
+CREATE TABLE triggers (
+  routine_id    TEXT PRIMARY KEY REFERENCES routines(id) ON DELETE CASCADE,
+  state         TEXT NOT NULL CHECK (state IN ('scheduled', 'paused', 'fired', 'failed', 'cancelled')),
+  next_run_at   INTEGER,
+  first_due_at  INTEGER,
+  last_fired_at INTEGER,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  last_error    TEXT,
+  last_error_at INTEGER,
+  fail_count    INTEGER NOT NULL DEFAULT 0,
+  updated_at    INTEGER NOT NULL
+) STRICT;
+CREATE INDEX triggers_due ON triggers(next_run_at) WHERE state = 'scheduled';
+
+-- Runs keep no foreign key to routines: history and in-flight work outlive a removed definition.
+CREATE TABLE runs (
+  id           TEXT PRIMARY KEY,
+  routine_id   TEXT NOT NULL,
+  kind         TEXT NOT NULL CHECK (kind IN ('batch', 'realtime')),
+  cycle        TEXT NOT NULL,
+  scheduled_at INTEGER NOT NULL,
+  attempt      INTEGER NOT NULL DEFAULT 1,
+  status       TEXT NOT NULL,
+  reason       TEXT,
+  exit_code    INTEGER,
+  signal       TEXT,
+  backend      TEXT,
+  run_dir      TEXT,
+  manual       INTEGER NOT NULL DEFAULT 0,
+  created_at   INTEGER NOT NULL,
+  started_at   INTEGER,
+  ended_at     INTEGER,
+  heartbeat_at INTEGER
+) STRICT;
+CREATE INDEX runs_routine ON runs(routine_id, scheduled_at);
+CREATE INDEX runs_cycle ON runs(cycle, routine_id);
+CREATE INDEX runs_active ON runs(status) WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING');
+
+CREATE TABLE jobs (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  name       TEXT NOT NULL,
+  command    TEXT NOT NULL,
+  args       TEXT NOT NULL DEFAULT '[]',
+  cwd        TEXT,
+  env        TEXT NOT NULL DEFAULT '{}',
+  computer   TEXT,
+  backend    TEXT,
+  status     TEXT NOT NULL CHECK (status IN ('WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL')),
+  reason     TEXT,
+  exit_code  INTEGER,
+  signal     TEXT,
+  run_dir    TEXT,
+  fetched_by TEXT,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  ended_at   INTEGER,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX jobs_status ON jobs(status, id);
+
+CREATE TABLE job_deps (
+  job_id     INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  depends_on INTEGER NOT NULL REFERENCES jobs(id),
+  PRIMARY KEY (job_id, depends_on)
+) STRICT;
+CREATE INDEX job_deps_reverse ON job_deps(depends_on);
+
+-- Every submitted handle, written at the submit boundary before anything polls it.
+CREATE TABLE ledger (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind         TEXT NOT NULL CHECK (kind IN ('run', 'job')),
+  ref_id       TEXT NOT NULL,
+  backend      TEXT NOT NULL,
+  handle       TEXT NOT NULL,
+  submitted_at INTEGER NOT NULL,
+  UNIQUE (kind, ref_id)
+) STRICT;
+
+CREATE TABLE leases (
+  queue      TEXT NOT NULL,
+  item_id    TEXT NOT NULL,
+  owner      TEXT NOT NULL,
+  claimed_at INTEGER NOT NULL,
+  PRIMARY KEY (queue, item_id)
+) STRICT;
+CREATE INDEX leases_age ON leases(claimed_at);
+
+CREATE TABLE events (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  at         INTEGER NOT NULL,
+  type       TEXT NOT NULL,
+  level      TEXT NOT NULL CHECK (level IN ('info', 'warn', 'error')),
+  routine_id TEXT,
+  run_id     TEXT,
+  job_id     INTEGER,
+  message    TEXT NOT NULL,
+  data       TEXT
+) STRICT;
+CREATE INDEX events_at ON events(at);
+CREATE INDEX events_routine ON events(routine_id, id) WHERE routine_id IS NOT NULL;
+
+CREATE TABLE commands (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  computer   TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  payload    TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  fetched_at INTEGER,
+  fate       TEXT NOT NULL DEFAULT 'queued' CHECK (fate IN ('queued', 'fetched', 'expired'))
+) STRICT;
+CREATE INDEX commands_queue ON commands(computer, id) WHERE fate = 'queued';
+
+CREATE TABLE workers (
+  computer      TEXT PRIMARY KEY,
+  token_hash    TEXT,
+  version       TEXT,
+  slots         INTEGER NOT NULL DEFAULT 0,
+  running       INTEGER NOT NULL DEFAULT 0,
+  last_seen     INTEGER,
+  registered_at INTEGER NOT NULL
+) STRICT;
+
+INSERT INTO meta (key, value) VALUES ('defs_version', '0');
+`,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
