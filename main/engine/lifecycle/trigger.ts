@@ -1,0 +1,79 @@
+// Trigger state of a routine's schedule (seed 002): scheduled, paused, fired, failed, cancelled.
+// `clear` deletes the trigger row; it is not a transition.
+//
+//   scheduled ──pause──▶ paused ──resume──▶ scheduled
+//   scheduled ──succeed_once──▶ fired            (a one-shot delivered)
+//   scheduled ──fail_exhausted──▶ failed         (a one-shot's retry window is over)
+//   scheduled ──succeed_recurring | fail_retry | fail_recurring──▶ scheduled   (self-loops: the
+//              next run time / retry time and the failure metadata change, the state does not)
+//   scheduled | paused ──cancel──▶ cancelled
+//
+// A claimed attempt can finish after a pause arrived: its outcome still counts, so `paused` takes
+// the same outcome events (succeed_once → fired, fail_exhausted → failed, the others stay paused).
+// Dropping it would let a delivered one-shot fire again on resume.
+// Terminal: fired, failed, cancelled.
+
+import type { TriggerState } from '../domain/types.js';
+import { defineMachine, type TransitionResult, type TransitionTable } from './machine.js';
+
+export const TRIGGER_STATES = ['scheduled', 'paused', 'fired', 'failed', 'cancelled'] as const satisfies readonly TriggerState[];
+
+export const TRIGGER_EVENTS = [
+  'pause',
+  'resume',
+  /** A one-shot (`at`/`in`) attempt succeeded. */
+  'succeed_once',
+  /** A recurring (runtimes/cron/every) attempt succeeded; the next cadence is computed. */
+  'succeed_recurring',
+  /** A one-shot attempt failed and its retry window is still open. */
+  'fail_retry',
+  /** A one-shot attempt failed and retries are exhausted. */
+  'fail_exhausted',
+  /** A recurring attempt failed: failure metadata kept, next cadence computed. */
+  'fail_recurring',
+  'cancel',
+] as const;
+
+export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
+
+export const TRIGGER_TERMINAL = ['fired', 'failed', 'cancelled'] as const satisfies readonly TriggerState[];
+
+export const TRIGGER_TRANSITIONS: TransitionTable<TriggerState, TriggerEvent> = {
+  scheduled: {
+    pause: 'paused',
+    succeed_once: 'fired',
+    succeed_recurring: 'scheduled',
+    fail_retry: 'scheduled',
+    fail_exhausted: 'failed',
+    fail_recurring: 'scheduled',
+    cancel: 'cancelled',
+  },
+  paused: {
+    resume: 'scheduled',
+    succeed_once: 'fired',
+    succeed_recurring: 'paused',
+    fail_retry: 'paused',
+    fail_exhausted: 'failed',
+    fail_recurring: 'paused',
+    cancel: 'cancelled',
+  },
+  fired: {},
+  failed: {},
+  cancelled: {},
+};
+
+export const triggerMachine = defineMachine<TriggerState, TriggerEvent>({
+  name: 'trigger',
+  states: TRIGGER_STATES,
+  events: TRIGGER_EVENTS,
+  terminal: TRIGGER_TERMINAL,
+  table: TRIGGER_TRANSITIONS,
+});
+
+export function isTriggerTerminal(state: TriggerState): boolean {
+  return triggerMachine.isTerminal(state);
+}
+
+export function triggerTransition(state: TriggerState, event: TriggerEvent): TransitionResult<TriggerState, TriggerEvent> {
+  return triggerMachine.transition(state, event);
+}

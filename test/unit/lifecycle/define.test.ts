@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { batchRunMachine, defineMachine, isTerminalRunStatus } from '../../../main/engine/lifecycle/index.js';
+
+describe('defineMachine', () => {
+  it('refuses a terminal state with outgoing transitions', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { go: 'b' }, b: { go: 'a' } } }),
+    ).toThrow('m: terminal state b has transitions');
+  });
+
+  it('refuses a row that leads to an unknown state', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { go: 'c' as 'b' }, b: {} } }),
+    ).toThrow('m: a --go--> unknown state c');
+  });
+
+  it('refuses a state without a row', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { go: 'b' } } as never }),
+    ).toThrow('m: state b has no row in the table');
+  });
+
+  it('returns a frozen machine whose table is the one given', () => {
+    expect(Object.isFrozen(batchRunMachine)).toBe(true);
+    expect(batchRunMachine.table.PENDING.late).toBe('DELAYED');
+  });
+});
+
+describe('isTerminalRunStatus', () => {
+  it('knows the terminal statuses of both run kinds', () => {
+    for (const s of ['COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'] as const) expect([s, isTerminalRunStatus(s)]).toEqual([s, true]);
+    for (const s of ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'] as const) expect([s, isTerminalRunStatus(s)]).toEqual([s, false]);
+  });
+
+  it('checks against one kind when given', () => {
+    expect(isTerminalRunStatus('EXITED', 'batch')).toBe(false);
+    expect(isTerminalRunStatus('EXITED', 'realtime')).toBe(true);
+    expect(isTerminalRunStatus('CANCELLED', 'realtime')).toBe(false);
+    expect(isTerminalRunStatus('CANCELLED', 'batch')).toBe(true);
+    expect(isTerminalRunStatus('ERROR', 'realtime')).toBe(true);
+  });
+});
