@@ -29,7 +29,8 @@ export interface JobSpec {
 export type PollState =
   /** Accepted by the backend, not running yet (a cluster queue). */
   | { state: 'queued' }
-  | { state: 'running'; startedAt: number | null }
+  /** heartbeatAt: last liveness signal the job gave (realtime routines), when the backend sees one. */
+  | { state: 'running'; startedAt: number | null; heartbeatAt?: number | null }
   /** Finished: `fetch` gives the outcome. */
   | { state: 'done' }
   /** The backend has no trace of it (never launched, or its record is gone). */

@@ -91,6 +91,8 @@ export interface RunRow {
   backend: string | null;
   runDir: string | null;
   manual: boolean;
+  /** Retries and backoff: not submitted before this instant. */
+  notBefore: number | null;
   createdAt: number;
   startedAt: number | null;
   endedAt: number | null;

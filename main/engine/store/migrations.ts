@@ -74,6 +74,7 @@ CREATE TABLE runs (
   backend      TEXT,
   run_dir      TEXT,
   manual       INTEGER NOT NULL DEFAULT 0,
+  not_before   INTEGER,
   created_at   INTEGER NOT NULL,
   started_at   INTEGER,
   ended_at     INTEGER,

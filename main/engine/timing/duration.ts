@@ -1,5 +1,8 @@
-// Durations as people write them: `500ms`, `30m`, `5 minutes`, `2h`, `1.5d`. Positive, rounded
-// to whole milliseconds. Every rejection says why.
+// Durations as people write them: `500ms`, `30s`, `5 minutes`, `2h`, `1.5d`, and sums of those
+// (`1h30m`, `1h 30m`). Positive, rounded to whole milliseconds. Every rejection says why, phrased
+// to follow the word "duration" (e.g. "duration must be positive").
+
+import { TimingError } from './errors.js';
 
 const UNITS: Record<string, number> = {
   ms: 1, msec: 1, msecs: 1, millisecond: 1, milliseconds: 1,
@@ -9,35 +12,59 @@ const UNITS: Record<string, number> = {
   d: 86_400_000, day: 86_400_000, days: 86_400_000,
 };
 
-const PATTERN = /^([+-]?\d+(?:\.\d+)?|[+-]?\.\d+)\s*([a-z]+)$/i;
+/** One `<number><unit>` term; terms may be separated by spaces. */
+const TERM = /(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)\s*/iy;
 
-export class DurationError extends Error {}
+export class DurationError extends TimingError {
+  override name = 'DurationError';
+}
 
 export function parseDuration(input: string | number): number {
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) throw new DurationError('must be a finite number of milliseconds');
-    if (input <= 0) throw new DurationError('must be positive');
-    const ms = Math.round(input);
-    if (ms < 1) throw new DurationError('rounds to zero milliseconds');
-    return ms;
+    if (input <= 0) throw new DurationError(`must be positive, got ${input}`);
+    return checked(Math.round(input));
   }
-  const text = String(input).trim();
-  if (text === '') throw new DurationError('is empty');
-  const m = PATTERN.exec(text);
-  if (!m) {
-    throw new DurationError(`"${text}" is not a duration (use a number and a unit: 500ms, 30s, 5m, 2h, 1d)`);
+  if (typeof input !== 'string') throw new DurationError(`must be a string such as "30m", got ${typeof input}`);
+  const text = input.trim();
+  if (text === '') throw new DurationError('is empty (use a number and a unit: 500ms, 30s, 5m, 2h or 1d)');
+
+  let rest = text;
+  let sign = '';
+  if (rest[0] === '+' || rest[0] === '-') {
+    sign = rest[0];
+    rest = rest.slice(1).trimStart();
   }
-  const value = Number(m[1]);
-  const unit = UNITS[m[2]!.toLowerCase()];
-  if (unit === undefined) throw new DurationError(`unknown unit "${m[2]}" (use ms, s, m, h or d)`);
-  if (value <= 0) throw new DurationError('must be positive');
-  const ms = Math.round(value * unit);
+  let total = 0;
+  let terms = 0;
+  TERM.lastIndex = 0;
+  while (TERM.lastIndex < rest.length) {
+    const at = TERM.lastIndex;
+    const m = TERM.exec(rest);
+    if (!m) {
+      if (terms === 0 && /^[\d.]+$/.test(rest)) {
+        throw new DurationError(`"${text}" has no unit (use ms, s, m, h or d, e.g. ${rest}s)`);
+      }
+      const where = terms > 0 ? `, cannot read "${rest.slice(at)}"` : '';
+      throw new DurationError(`"${text}" is not a number with a unit${where} (use 500ms, 30s, 5m, 2h or 1d)`);
+    }
+    const unit = UNITS[m[2]!.toLowerCase()];
+    if (unit === undefined) throw new DurationError(`"${text}" has an unknown unit "${m[2]}" (use ms, s, m, h or d)`);
+    total += Number(m[1]) * unit;
+    terms++;
+  }
+  if (sign === '-' && total > 0) throw new DurationError(`must be positive, got "${text}"`);
+  if (total === 0) throw new DurationError(`must be positive, got "${text}"`);
+  return checked(Math.round(total));
+}
+
+function checked(ms: number): number {
   if (ms < 1) throw new DurationError('rounds to zero milliseconds');
   if (!Number.isSafeInteger(ms)) throw new DurationError('is too large');
   return ms;
 }
 
-/** Shortest exact form: 90000 → "90s", 3600000 → "1h". */
+/** Shortest exact form: 90000 → "90s", 3600000 → "1h", 5400000 → "90m". */
 export function formatDuration(ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;

@@ -1,0 +1,300 @@
+import type { Command } from 'commander';
+import { action, collect, print, table, usage, withStore, dataDirPath } from '../io.js';
+
+interface RoutineFlags {
+  cron?: string;
+  runtimes?: string;
+  every?: string;
+  at?: string;
+  in?: string;
+  realtime?: boolean;
+  batch?: boolean;
+  name?: string;
+  tz?: string;
+  after?: string[];
+  schedule?: string;
+  computer?: string;
+  external?: boolean;
+  cwd?: string;
+  env?: string[];
+  retry?: string;
+  misfire?: string;
+  overlap?: string;
+  timeout?: string;
+  heartbeat?: string;
+  grace?: string;
+  tolerance?: string;
+  logCap?: string;
+  output?: string[];
+  revision?: string;
+  json?: boolean;
+}
+
+function definitionFlags(cmd: Command): Command {
+  return cmd
+    .option('--cron <expr>', 'five-field cron expression')
+    .option('--runtimes <list>', 'HH:MM start times, comma separated')
+    .option('--every <duration>', 'interval, counted from the end of the previous run')
+    .option('--at <time>', 'once, at an ISO 8601 time (no offset: the routine time zone)')
+    .option('--in <duration>', 'once, this long from now')
+    .option('--realtime', 'long-running: kept alive, restarted when it dies or goes silent')
+    .option('--batch', 'timed batch routine (edit: turn a realtime routine back into batch)')
+    .option('--name <name>', 'group shown on the Today page')
+    .option('--tz <zone>', 'IANA time zone (default: this machine’s)')
+    .option('--after <ids>', 'dependencies (same schedule), comma separated; repeatable', collect)
+    .option('--schedule <name>', 'schedule this routine belongs to')
+    .option('--computer <user@HOST>', 'computer that runs it')
+    .option('--external', 'started by nobody: it reports over the API')
+    .option('--cwd <dir>', 'working directory')
+    .option('--env <K=V>', 'environment variable; repeatable', collect)
+    .option('--retry <policy>', '"none" or EVERY/FOR, e.g. 60s/1h')
+    .option('--misfire <policy>', 'after downtime or sleep: skip | once | all')
+    .option('--overlap <policy>', 'when the previous run is still going: skip | queue-one | allow')
+    .option('--timeout <duration>', 'stop a run that takes longer')
+    .option('--heartbeat <duration>', 'realtime: restart when silent for longer')
+    .option('--grace <duration>', 'realtime: startup grace before silence counts (max 5m)')
+    .option('--tolerance <duration>', 'batch: DELAYED when not started this long after due')
+    .option('--log-cap <size>', 'per-stream log cap, e.g. 64MiB')
+    .option('--output <path>', 'promised output (path or glob); repeatable', collect)
+    .option('--revision <sha>', 'git commit the working tree must be at, clean')
+    .option('--json', 'machine-readable output');
+}
+
+async function toInput(id: string, o: RoutineFlags, command: string[], partial: boolean): Promise<Record<string, unknown>> {
+  const { expandRoutineId } = await import('../../engine/domain/schema.js');
+  const input: Record<string, unknown> = { id: expandRoutineId(id) };
+  const set = (k: string, v: unknown) => {
+    if (v !== undefined) input[k] = v;
+  };
+  set('cron', o.cron);
+  set('runtimes', o.runtimes);
+  set('every', o.every);
+  set('at', o.at);
+  set('in', o.in);
+  if (o.realtime) input.realtime = true;
+  if (o.batch) input.realtime = false;
+  set('name', o.name);
+  set('tz', o.tz);
+  if (o.after) input.after = o.after.flatMap((a) => a.split(',')).map((s) => s.trim()).filter(Boolean).map((a) => expandRoutineId(a));
+  set('schedule', o.schedule);
+  set('computer', o.computer);
+  if (o.external) input.external = true;
+  set('cwd', o.cwd);
+  if (o.env) {
+    const env: Record<string, string> = {};
+    for (const kv of o.env) {
+      const i = kv.indexOf('=');
+      if (i <= 0) usage('--env', `expected K=V, got "${kv}"`);
+      env[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    input.env = env;
+  }
+  if (o.retry !== undefined) {
+    if (o.retry === 'none') input.retry = 'none';
+    else {
+      const [every, forDur] = o.retry.split('/');
+      if (!every || !forDur) usage('--retry', 'expected "none" or EVERY/FOR, e.g. 60s/1h');
+      input.retry = { every, for: forDur };
+    }
+  }
+  set('misfire', o.misfire);
+  set('overlap', o.overlap);
+  set('timeout', o.timeout);
+  set('heartbeat', o.heartbeat);
+  set('grace', o.grace);
+  set('tolerance', o.tolerance);
+  set('log_cap', o.logCap);
+  set('outputs', o.output);
+  set('revision', o.revision);
+  if (command.length) {
+    input.command = command[0];
+    input.args = command.slice(1);
+  } else if (!partial && !o.external) {
+    usage('command', 'give the command after --, e.g. tend routine add ID --every 5m -- ./backup.sh');
+  }
+  return input;
+}
+
+async function nudge(): Promise<boolean> {
+  const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
+  return nudgeDaemon(await dataDirPath());
+}
+
+async function resolveId(id: string): Promise<string> {
+  const { expandRoutineId } = await import('../../engine/domain/schema.js');
+  return expandRoutineId(id);
+}
+
+export function register(program: Command): void {
+  const routine = program.command('routine').description('define and control routines');
+
+  definitionFlags(routine.command('add <id> [command...]').description('define a routine: tend routine add ID --cron "0 7 * * *" -- CMD ARGS'))
+    .action(
+      action(async (id: string, command: string[], o: RoutineFlags) => {
+        const input = await toInput(id, o, command, false);
+        const { saveRoutine } = await import('../../engine/ops/routines.js');
+        const { publicDef } = await import('../../engine/ops/views.js');
+        const def = await withStore((s) => saveRoutine(s, input, { now: Date.now() }, 'create').def);
+        await nudge();
+        print(o.json, publicDef(def), () => `added ${def.id}`);
+      }),
+    );
+
+  definitionFlags(routine.command('edit <id> [command...]').description('change a routine: only the flags given change'))
+    .action(
+      action(async (id: string, command: string[], o: RoutineFlags) => {
+        const input = await toInput(id, o, command, true);
+        const { editRoutine } = await import('../../engine/ops/routines.js');
+        const { publicDef } = await import('../../engine/ops/views.js');
+        const fullId = input.id as string;
+        delete input.id;
+        const def = await withStore((s) => editRoutine(s, fullId, input, { now: Date.now() }));
+        await nudge();
+        print(o.json, publicDef(def), () => `updated ${def.id}`);
+      }),
+    );
+
+  routine
+    .command('list')
+    .description("routines with their trigger state, next run and today's status")
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const { listRoutines } = await import('../../engine/ops/views.js');
+        const rows = await withStore((s) => listRoutines(s, Date.now()));
+        const out = rows.map((r) => ({ id: r.id, name: r.name, schedule: r.schedule, kind: r.kind, trigger: r.trigger, nextRun: r.nextRun, today: r.today, computer: r.computer, external: r.external }));
+        print(o.json, out, () =>
+          rows.length === 0
+            ? 'no routines (add one with: tend routine add ID --every 1h -- CMD)'
+            : table([['ID', 'KIND', 'SCHEDULE', 'TRIGGER', 'NEXT RUN', 'TODAY'], ...out.map((r) => [r.id, r.kind, r.schedule, r.trigger ?? '-', r.nextRun ?? '-', r.today ?? '-'])]),
+        );
+      }),
+    );
+
+  routine
+    .command('show <id>')
+    .description('definition (secrets masked), trigger state, next runs and history')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (id: string, o: { json?: boolean }) => {
+        const { showRoutine } = await import('../../engine/ops/views.js');
+        const d = await withStore(async (s) => showRoutine(s, await resolveId(id), Date.now()));
+        print(o.json, d, () =>
+          [
+            `${d.id}  (${d.kind}${d.external ? ', external' : ''}, schedule ${d.schedule}${d.observeOnly ? ', observe-only' : ''})`,
+            `command: ${[d.definition.command, ...d.definition.args].join(' ')}`,
+            `trigger: ${d.trigger ?? '-'}   next: ${d.nextRuns.join(', ') || '-'}`,
+            `today:   ${d.today ?? '-'}`,
+            d.dependencies.length ? `after:   ${d.dependencies.join(', ')}` : '',
+            d.history.length ? `recent runs:\n${table(d.history.slice(0, 10).map((r) => [r.id, r.status, r.scheduledAt, r.reason ?? '']))}` : '',
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        );
+      }),
+    );
+
+  routine
+    .command('remove <id>')
+    .description('delete a definition (its run history stays)')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (id: string, o: { json?: boolean }) => {
+        const { removeRoutine } = await import('../../engine/ops/routines.js');
+        const full = await resolveId(id);
+        await withStore((s) => removeRoutine(s, full, Date.now()));
+        await nudge();
+        print(o.json, { id: full, removed: true }, () => `removed ${full}`);
+      }),
+    );
+
+  for (const verb of ['pause', 'resume', 'clear'] as const) {
+    routine
+      .command(`${verb} <id>`)
+      .description(verb === 'pause' ? 'exclude from due runs' : verb === 'resume' ? 'recompute timing from now and schedule again' : 'drop trigger state and failure metadata; re-arm from now')
+      .option('--json', 'machine-readable output')
+      .action(
+        action(async (id: string, o: { json?: boolean }) => {
+          const ops = await import('../../engine/ops/routines.js');
+          const full = await resolveId(id);
+          const fn = verb === 'pause' ? ops.pauseRoutine : verb === 'resume' ? ops.resumeRoutine : ops.clearRoutine;
+          const t = await withStore((s) => fn(s, full, Date.now()));
+          await nudge();
+          print(o.json, { id: full, trigger: t.state, nextRun: t.nextRunAt === null ? null : new Date(t.nextRunAt).toISOString() }, () => `${full}: ${t.state}`);
+        }),
+      );
+  }
+}
+
+/** run / restart / stop: the one-click operations, through the same engine functions as the UI. */
+export function registerControl(program: Command): void {
+  const routine = program.commands.find((c) => c.name() === 'routine')!;
+  const wait = (cmd: Command) =>
+    cmd.option('--wait <duration>', 'wait this long for the run to be RUNNING or to end (needs a daemon)', '30s').option('--no-wait', 'return at once').option('--json', 'machine-readable output');
+
+  wait(routine.command('run <id>').description('run now, outside its timing (batch) or start it (realtime)')).action(
+    action(async (id: string, o: { wait: string | false; json?: boolean }) => {
+      const { withControl } = await import('../control.js');
+      const { runNow } = await import('../../engine/ops/control.js');
+      const full = await resolveId(id);
+      const run = await withControl(async (c) => runNow(c, full));
+      const final = await awaitRun(run.id, o.wait);
+      print(o.json, final, () => `${full}: run ${final.id} ${final.status}${final.reason ? ` (${final.reason})` : ''}`);
+      if (final.status === 'ERROR') process.exitCode = 1;
+    }),
+  );
+
+  wait(routine.command('restart <id>').description('stop (TERM, then KILL) then start, as one operation')).action(
+    action(async (id: string, o: { wait: string | false; json?: boolean }) => {
+      const { withControl } = await import('../control.js');
+      const { restartRoutine } = await import('../../engine/ops/control.js');
+      const full = await resolveId(id);
+      const res = await withControl(async (c) => restartRoutine(c, full));
+      const final = await awaitRun(res.started.id, o.wait);
+      print(o.json, { stopped: res.stopped.map((r) => r.id), started: final }, () => `${full}: stopped ${res.stopped.length}, run ${final.id} ${final.status}${final.reason ? ` (${final.reason})` : ''}`);
+      if (final.status === 'ERROR') process.exitCode = 1;
+    }),
+  );
+
+  routine
+    .command('stop <id>')
+    .description('stop its running instances: TERM to the whole process group, KILL after the grace period')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (id: string, o: { json?: boolean }) => {
+        const { withControl } = await import('../control.js');
+        const { stopRoutine } = await import('../../engine/ops/control.js');
+        const full = await resolveId(id);
+        const stopped = await withControl(async (c) => stopRoutine(c, full));
+        print(o.json, { id: full, stopped: stopped.map((r) => ({ id: r.id, status: r.status })) }, () => (stopped.length ? `${full}: stopped ${stopped.map((r) => r.id).join(', ')}` : `${full}: nothing was running`));
+      }),
+    );
+}
+
+/** Wait until the run is RUNNING or has ended, or the wait runs out; reports where it got to. */
+async function awaitRun(runId: string, waitFor: string | false) {
+  const { parseDuration } = await import('../../engine/timing/duration.js');
+  const { runSummary } = await import('../../engine/ops/views.js');
+  const { ownerPid } = await import('../../engine/daemon/nudge.js');
+  const get = () => withStore((s) => s.runs.get(runId)!);
+  let run = await get();
+  if (waitFor === false) return { ...runSummary(run), daemon: true };
+  let limit: number;
+  try {
+    limit = parseDuration(waitFor);
+  } catch (err) {
+    usage('--wait', (err as Error).message);
+  }
+  const daemon = ownerPid(await dataDirPath()) !== null;
+  if (!daemon) {
+    process.stderr.write('tend: no daemon owns the data dir: the run is queued and starts when one does (tend daemon ensure)\n');
+    return { ...runSummary(run), daemon };
+  }
+  const deadline = Date.now() + limit;
+  const settled = ['RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'];
+  while (!settled.includes(run.status) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    run = await get();
+  }
+  return { ...runSummary(run), daemon };
+}

@@ -1,0 +1,75 @@
+// Shared CLI plumbing: opening the data dir, printing, and turning errors into exit codes.
+// Kept free of heavy imports: every command loads only what it needs.
+import type { Store } from '../engine/store/store.js';
+
+export interface GlobalOpts {
+  json?: boolean;
+}
+
+/** Exit 2 for bad input (one line per problem), 1 for everything else that failed. */
+export function fail(err: unknown): void {
+  const e = err as { name?: string; code?: string; message?: string; issues?: { path: string; message: string }[] };
+  if (e?.name === 'TendError' && e.code === 'INVALID') {
+    const issues = e.issues?.length ? e.issues : [{ path: '', message: e.message ?? 'invalid input' }];
+    for (const i of issues) process.stderr.write(`tend: ${i.path ? `${i.path}: ` : ''}${i.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (e?.name === 'TendError') {
+    process.stderr.write(`tend: ${e.message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  process.stderr.write(`tend: ${e?.message ?? String(err)}\n`);
+  process.exitCode = 1;
+}
+
+/** Bad input found by the CLI itself. */
+export function usage(path: string, message: string): never {
+  const err = Object.assign(new Error(`${path}: ${message}`), { name: 'TendError', code: 'INVALID', issues: [{ path, message }] });
+  throw err;
+}
+
+export function print(json: boolean | undefined, value: unknown, human: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
+
+export async function dataDirPath(): Promise<string> {
+  const { dataDir } = await import('../engine/datadir.js');
+  return dataDir();
+}
+
+export async function openStore(): Promise<Store> {
+  const [{ Store }, { paths }] = await Promise.all([import('../engine/store/store.js'), import('../engine/datadir.js')]);
+  return Store.open(paths(await dataDirPath()).db);
+}
+
+export async function withStore<T>(fn: (store: Store) => T | Promise<T>): Promise<T> {
+  const store = await openStore();
+  try {
+    return await fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** Wrap an action so any error becomes a clean message and exit code. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}

@@ -1,0 +1,245 @@
+// One schema per shape, shared by every boundary (CLI, HTTP, IPC, YAML files). Inputs are
+// validated here and normalised into RoutineDef; nothing else parses user input.
+import os from 'node:os';
+import { z } from 'zod';
+import { invalid, type Issue } from '../errors.js';
+import { DurationError, formatDuration as fmt, parseDuration } from '../timing/duration.js';
+import { isValidTimeZone, machineTimeZone } from '../timing/tz.js';
+import { parseAt, parseRuntimes, resolveIn, validateCron } from '../timing/next.js';
+import type { RoutineDef, Timing } from './types.js';
+
+export const ROUTINE_ID = /^[^@\s:]+@[^@\s:]+:\S.*$/;
+const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
+const SCHEDULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_GRACE_MS = 5 * 60_000;
+
+export const DEFAULTS = {
+  schedule: 'default',
+  graceMs: 45_000,
+  toleranceMs: 5 * 60_000,
+  logCapBytes: 64 * 1024 * 1024,
+  oneShotRetry: { delayMs: 60_000, windowMs: 3_600_000 },
+  noRetry: { delayMs: 0, windowMs: 0 },
+} as const;
+
+const durationField = z
+  .union([z.string(), z.number()])
+  .transform((value, ctx) => {
+    try {
+      return parseDuration(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof DurationError ? `duration ${err.message}` : String(err) });
+      return z.NEVER;
+    }
+  });
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?$/i;
+const SIZE_UNITS: Record<string, number> = { b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+const sizeField = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const m = SIZE.exec(String(value).trim());
+  const bytes = m ? Math.round(Number(m[1]) * (SIZE_UNITS[(m[2] ?? 'b').toLowerCase()] ?? NaN)) : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 4096) {
+    ctx.addIssue({ code: 'custom', message: 'size must be at least 4KiB, e.g. 65536, 512KiB, 64MiB' });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
+/** Accept both `a,b` and `[a, b]`. */
+const listField = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter((s) => s !== ''));
+
+/** The fields, without cross-field rules (also the source of the published JSON Schema). */
+export const RoutineFields = z.strictObject({
+    id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code'),
+    name: z.string().trim().min(1).max(200).optional(),
+    schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').optional(),
+    computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
+    realtime: z.boolean().optional(),
+    external: z.boolean().optional(),
+    command: z.string().min(1, 'must not be empty').max(4096).optional(),
+    args: z.array(z.string().max(65536)).max(1000).optional(),
+    cwd: z.string().min(1).max(4096).optional(),
+    env: z.record(z.string().regex(ENV_NAME, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional(),
+    runtimes: listField.optional(),
+    cron: z.string().optional(),
+    every: durationField.optional(),
+    at: z.string().optional(),
+    in: durationField.optional(),
+    tz: z.string().refine(isValidTimeZone, 'unknown IANA time zone').optional(),
+    after: listField.optional(),
+    retry: z.union([z.literal('none'), z.strictObject({ every: durationField, for: durationField })]).optional(),
+    misfire: z.enum(['skip', 'once', 'all']).optional(),
+    overlap: z.enum(['skip', 'queue-one', 'allow']).optional(),
+    timeout: durationField.optional(),
+    heartbeat: durationField.optional(),
+    grace: durationField.optional(),
+    tolerance: durationField.optional(),
+    log_cap: sizeField.optional(),
+    outputs: z.array(z.string().min(1)).max(100).optional(),
+    revision: z.string().regex(/^[\w./-]{1,200}$/, 'a commit sha or ref').optional(),
+    backend: z.enum(['local']).optional(),
+});
+
+export const RoutineInputSchema = RoutineFields.superRefine((r, ctx) => {
+    const modes = (['runtimes', 'cron', 'every', 'at', 'in'] as const).filter((k) => r[k] !== undefined);
+    if (r.realtime) {
+      for (const m of modes) ctx.addIssue({ code: 'custom', path: [m], message: 'realtime routines run continuously and take no timing' });
+    } else if (modes.length === 0) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'a batch routine needs exactly one timing: runtimes, cron, every, at or in' });
+    } else if (modes.length > 1) {
+      ctx.addIssue({ code: 'custom', path: [modes[1]!], message: `only one timing mode allowed, got ${modes.join(' and ')}` });
+    }
+    if (!r.external && r.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required (only external routines have no command)' });
+    if (r.cron !== undefined) {
+      const why = validateCron(r.cron);
+      if (why) ctx.addIssue({ code: 'custom', path: ['cron'], message: why });
+    }
+    if (r.runtimes !== undefined) {
+      try {
+        parseRuntimes(r.runtimes);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['runtimes'], message: (err as Error).message });
+      }
+    }
+    if (r.at !== undefined) {
+      try {
+        parseAt(r.at, r.tz ?? machineTimeZone());
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['at'], message: (err as Error).message });
+      }
+    }
+    if (r.grace !== undefined && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5 minutes' });
+    if (!r.realtime && r.heartbeat !== undefined) ctx.addIssue({ code: 'custom', path: ['heartbeat'], message: 'only realtime routines heartbeat' });
+    if (r.after?.includes(r.id)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'a routine cannot depend on itself' });
+  });
+
+export type RoutineInput = z.input<typeof RoutineInputSchema>;
+type ParsedRoutine = z.output<typeof RoutineInputSchema>;
+
+export const ScheduleFileSchema = z.strictObject({
+  schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)'),
+  mode: z.enum(['active', 'observe']).optional(),
+  max_parallel: z.number().int().positive().max(10_000).optional(),
+  routines: z.array(z.unknown()).max(100_000),
+});
+
+export function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
+  return error.issues.map((i) => {
+    const path = [...prefix, ...i.path].map(String).join('.');
+    if (i.code === 'unrecognized_keys') return { path, message: `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` };
+    return { path, message: i.message };
+  });
+}
+
+export interface NormalizeContext {
+  now: number;
+  /** Prefix for short ids and the default computer: `user@host`. */
+  localComputer?: string;
+}
+
+export function localComputer(): string {
+  let user = 'user';
+  try {
+    user = os.userInfo().username || user;
+  } catch {
+    /* no passwd entry in some containers */
+  }
+  return `${user}@${os.hostname().split('.')[0]}`;
+}
+
+/** `reports/daily` → `me@host:reports/daily`; full ids pass through. */
+export function expandRoutineId(id: string, computer = localComputer()): string {
+  return ROUTINE_ID.test(id) ? id : `${computer}:${id}`;
+}
+
+/** Validate one routine input; throws TendError INVALID listing every issue with its path. */
+export function parseRoutine(input: unknown, ctx: NormalizeContext, pathPrefix: (string | number)[] = []): RoutineDef {
+  const parsed = RoutineInputSchema.safeParse(input);
+  if (!parsed.success) throw invalid(zodIssues(parsed.error, pathPrefix));
+  return normalize(parsed.data, ctx);
+}
+
+function normalize(r: ParsedRoutine, ctx: NormalizeContext): RoutineDef {
+  const tz = r.tz ?? machineTimeZone();
+  const computer = r.computer ?? r.id.slice(0, r.id.indexOf(':'));
+  const path = r.id.slice(r.id.indexOf(':') + 1);
+  let timing: Timing | null = null;
+  if (r.runtimes !== undefined) timing = { mode: 'runtimes', runtimes: parseRuntimes(r.runtimes) };
+  else if (r.cron !== undefined) timing = { mode: 'cron', cron: r.cron.trim() };
+  else if (r.every !== undefined) timing = { mode: 'every', everyMs: r.every };
+  else if (r.at !== undefined) timing = { mode: 'at', at: new Date(parseAt(r.at, tz)).toISOString() };
+  else if (r.in !== undefined) timing = { mode: 'at', at: resolveIn(`${r.in}ms`, ctx.now) };
+  const oneShot = timing?.mode === 'at';
+  const retry =
+    r.retry === undefined
+      ? oneShot ? { ...DEFAULTS.oneShotRetry } : { ...DEFAULTS.noRetry }
+      : r.retry === 'none' ? { ...DEFAULTS.noRetry } : { delayMs: r.retry.every, windowMs: r.retry.for };
+  return {
+    id: r.id,
+    name: r.name ?? path,
+    schedule: r.schedule ?? DEFAULTS.schedule,
+    computer,
+    kind: r.realtime ? 'realtime' : 'batch',
+    external: r.external ?? false,
+    command: r.command ?? '',
+    args: r.args ?? [],
+    cwd: r.cwd ?? null,
+    env: r.env ?? {},
+    timing,
+    tz,
+    dependencies: [...new Set(r.after ?? [])],
+    retry,
+    misfire: r.misfire ?? 'once',
+    overlap: r.overlap ?? 'skip',
+    timeoutMs: r.timeout ?? null,
+    heartbeatMs: r.heartbeat ?? null,
+    graceMs: r.grace ?? DEFAULTS.graceMs,
+    toleranceMs: r.tolerance ?? DEFAULTS.toleranceMs,
+    logCapBytes: r.log_cap ?? DEFAULTS.logCapBytes,
+    outputs: r.outputs ?? [],
+    revision: r.revision ?? null,
+    backend: r.backend ?? 'local',
+  };
+}
+
+/** The inverse of normalize, for `edit`, export and the editor: only non-default fields. */
+export function toInput(def: RoutineDef): RoutineInput {
+  const out: Record<string, unknown> = { id: def.id };
+  const path = def.id.slice(def.id.indexOf(':') + 1);
+  if (def.name !== path) out.name = def.name;
+  if (def.schedule !== DEFAULTS.schedule) out.schedule = def.schedule;
+  if (def.computer !== def.id.slice(0, def.id.indexOf(':'))) out.computer = def.computer;
+  if (def.kind === 'realtime') out.realtime = true;
+  if (def.external) out.external = true;
+  if (def.command) out.command = def.command;
+  if (def.args.length) out.args = def.args;
+  if (def.cwd) out.cwd = def.cwd;
+  if (Object.keys(def.env).length) out.env = def.env;
+  const t = def.timing;
+  if (t?.mode === 'runtimes') out.runtimes = t.runtimes;
+  else if (t?.mode === 'cron') out.cron = t.cron;
+  else if (t?.mode === 'every') out.every = fmt(t.everyMs);
+  else if (t?.mode === 'at') out.at = t.at;
+  out.tz = def.tz;
+  if (def.dependencies.length) out.after = def.dependencies;
+  const oneShot = t?.mode === 'at';
+  const dflt = oneShot ? DEFAULTS.oneShotRetry : DEFAULTS.noRetry;
+  if (def.retry.delayMs !== dflt.delayMs || def.retry.windowMs !== dflt.windowMs) {
+    out.retry = def.retry.delayMs === 0 ? 'none' : { every: fmt(def.retry.delayMs), for: fmt(def.retry.windowMs) };
+  }
+  if (def.misfire !== 'once') out.misfire = def.misfire;
+  if (def.overlap !== 'skip') out.overlap = def.overlap;
+  if (def.timeoutMs !== null) out.timeout = fmt(def.timeoutMs);
+  if (def.heartbeatMs !== null) out.heartbeat = fmt(def.heartbeatMs);
+  if (def.graceMs !== DEFAULTS.graceMs) out.grace = fmt(def.graceMs);
+  if (def.toleranceMs !== DEFAULTS.toleranceMs) out.tolerance = fmt(def.toleranceMs);
+  if (def.logCapBytes !== DEFAULTS.logCapBytes) out.log_cap = def.logCapBytes;
+  if (def.outputs.length) out.outputs = def.outputs;
+  if (def.revision) out.revision = def.revision;
+  if (def.backend !== 'local') out.backend = def.backend;
+  return out as RoutineInput;
+}

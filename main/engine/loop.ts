@@ -1,0 +1,69 @@
+// A small self-rescheduling loop: tick / nudge / stop, never two passes at once. It never sleeps
+// longer than the interval (capped at 30 s) before looking again, so suspend and clock jumps are seen.
+
+export interface LoopOptions {
+  intervalMs: number;
+  pass: () => Promise<unknown>;
+  onError?: (err: unknown) => void;
+}
+
+const MAX_SLEEP_MS = 30_000;
+
+export class Loop {
+  private stopped = true;
+  private nudged = false;
+  private wake: (() => void) | null = null;
+  private done: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: LoopOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.done = this.run();
+  }
+
+  /** Run a pass as soon as the current one (if any) ends. */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  /** Resolves once the current pass has finished; no pass starts after. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.done;
+  }
+
+  get running(): boolean {
+    return !this.stopped;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      this.nudged = false;
+      try {
+        await this.o.pass();
+      } catch (err) {
+        this.o.onError?.(err);
+      }
+      if (this.stopped) break;
+      if (!this.nudged) await this.sleep(Math.min(this.o.intervalMs, MAX_SLEEP_MS));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(finish, ms);
+      function finish() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        finish();
+      };
+    });
+  }
+}

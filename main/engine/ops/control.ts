@@ -1,0 +1,111 @@
+// One-click operations: run now, stop, restart, cancel a job. The UI's buttons, the CLI and the
+// HTTP API call these. Stopping goes through the backend with the durable handle from the
+// ledger, so any process on this host can stop a job, whoever launched it.
+import type { Backend } from '../backend.js';
+import type { RoutineDef, RunRow } from '../domain/types.js';
+import { notFound, TendError } from '../errors.js';
+import { newRunId } from '../ids.js';
+import { moveJob, moveRun } from '../scheduler/moves.js';
+import type { Store } from '../store/store.js';
+import { cycleDay } from '../timing/next.js';
+
+export interface ControlDeps {
+  store: Store;
+  backends: Map<string, Backend>;
+  now: () => number;
+  killGraceMs: number;
+  /** Ask the scheduler for a pass now (in-process nudge, or a signal to the daemon). */
+  nudge: () => void;
+}
+
+function routine(store: Store, id: string): RoutineDef {
+  const def = store.routines.get(id);
+  if (!def) throw notFound(`routine ${id}`);
+  return def;
+}
+
+/** Queue a manual run (batch: PENDING, ignoring the timing; realtime: a new instance). */
+export function runNow(d: ControlDeps, id: string): RunRow {
+  const def = routine(d.store, id);
+  if (def.external) throw new TendError('REFUSED', `${id} is external: Tend never starts it; it reports over the API`);
+  const now = d.now();
+  const active = d.store.runs.activeFor(id);
+  if (def.kind === 'realtime' && active.length > 0) throw new TendError('CONFLICT', `${id} is already ${active[0]!.status} (use restart)`);
+  if (def.kind === 'batch' && def.overlap !== 'allow' && active.some((r) => r.status === 'PENDING' || r.status === 'DELAYED' || r.manual)) {
+    throw new TendError('CONFLICT', `${id} already has a run ${active[0]!.status}`);
+  }
+  const run: RunRow = {
+    id: newRunId(now),
+    routineId: id,
+    kind: def.kind,
+    cycle: cycleDay(now, def.tz),
+    scheduledAt: now,
+    attempt: 1,
+    status: def.kind === 'batch' ? 'PENDING' : 'STARTING',
+    reason: null,
+    exitCode: null,
+    signal: null,
+    backend: null,
+    runDir: null,
+    manual: true,
+    notBefore: null,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    heartbeatAt: null,
+  };
+  d.store.tx(() => {
+    d.store.runs.insert(run);
+    d.store.events.append({ type: 'run:requested', routineId: id, runId: run.id, message: 'run requested by hand' }, now);
+  });
+  d.nudge();
+  return run;
+}
+
+/** Stop every active run of a routine: TERM, then KILL after the grace period. Resolves when gone. */
+export async function stopRoutine(d: ControlDeps, id: string, reason = 'stopped by hand'): Promise<RunRow[]> {
+  routine(d.store, id);
+  const stopped: RunRow[] = [];
+  for (const run of d.store.runs.activeFor(id)) {
+    const now = d.now();
+    const event = run.kind === 'batch' ? 'cancel' : 'stop';
+    const entry = d.store.ledger.get('run', run.id);
+    const to = d.store.tx(() => {
+      const moved = moveRun(d.store, run.id, run.kind, event, { reason, endedAt: now });
+      if (moved) d.store.events.append({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: id, runId: run.id, message: reason }, now);
+      return moved;
+    });
+    if (!to) continue;
+    if (entry) {
+      const backend = d.backends.get(entry.backend);
+      if (backend) await backend.cancel(entry.handle, d.killGraceMs);
+    }
+    stopped.push(d.store.runs.get(run.id)!);
+  }
+  d.nudge();
+  return stopped;
+}
+
+/** Stop then start, as one operation. */
+export async function restartRoutine(d: ControlDeps, id: string): Promise<{ stopped: RunRow[]; started: RunRow }> {
+  const def = routine(d.store, id);
+  if (def.external) throw new TendError('REFUSED', `${id} is external: Tend cannot restart it`);
+  const stopped = await stopRoutine(d, id, 'restarted by hand');
+  const started = runNow(d, id);
+  return { stopped, started };
+}
+
+export async function cancelJob(d: ControlDeps, jobId: number): Promise<void> {
+  const job = d.store.jobs.get(jobId);
+  if (!job) throw notFound(`job ${jobId}`);
+  const now = d.now();
+  const entry = d.store.ledger.get('job', String(jobId));
+  const moved = d.store.tx(() => {
+    const to = moveJob(d.store, jobId, 'cancel', { reason: 'cancelled by hand', endedAt: now }, now);
+    if (to) d.store.events.append({ type: 'job:cancelled', level: 'warn', jobId, message: `job ${jobId} cancelled by hand` }, now);
+    return to;
+  });
+  if (!moved) throw new TendError('CONFLICT', `job ${jobId} is ${job.status} already`);
+  if (entry) await d.backends.get(entry.backend)?.cancel(entry.handle, d.killGraceMs);
+  d.nudge();
+}

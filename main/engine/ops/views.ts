@@ -1,0 +1,115 @@
+// Read models shared by the CLI, the HTTP API and the UI.
+import { maskArgs, maskEnv } from '../mask.js';
+import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
+import { notFound } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { cycleDay, nextRuns } from '../timing/next.js';
+
+export interface RoutineSummary {
+  id: string;
+  name: string;
+  schedule: string;
+  computer: string;
+  kind: 'batch' | 'realtime';
+  external: boolean;
+  observeOnly: boolean;
+  trigger: TriggerRow['state'] | null;
+  nextRun: string | null;
+  /** Status of today's latest run (batch: today's cycle in the routine's tz; realtime: latest instance). */
+  today: RunRow['status'] | null;
+  lastRun: RunSummary | null;
+  dependencies: string[];
+}
+
+export interface RunSummary {
+  id: string;
+  status: RunRow['status'];
+  attempt: number;
+  scheduledAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationMs: number | null;
+  exitCode: number | null;
+  signal: string | null;
+  reason: string | null;
+  heartbeatAt: string | null;
+  manual: boolean;
+  runDir: string | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function runSummary(r: RunRow): RunSummary {
+  return {
+    id: r.id,
+    status: r.status,
+    attempt: r.attempt,
+    scheduledAt: new Date(r.scheduledAt).toISOString(),
+    startedAt: iso(r.startedAt),
+    endedAt: iso(r.endedAt),
+    durationMs: r.startedAt !== null && r.endedAt !== null ? r.endedAt - r.startedAt : null,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    reason: r.reason,
+    heartbeatAt: iso(r.heartbeatAt),
+    manual: r.manual,
+    runDir: r.runDir,
+  };
+}
+
+/** A definition as shown anywhere outside the store: secrets masked. */
+export function publicDef(def: RoutineDef): RoutineDef {
+  return { ...def, args: maskArgs(def.args), env: maskEnv(def.env) };
+}
+
+export function listRoutines(store: Store, now: number): RoutineSummary[] {
+  const triggers = new Map(store.routines.triggers().map((t) => [t.routineId, t]));
+  const schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
+  return store.routines.allDefs().map((def) => summarize(store, def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', now));
+}
+
+function summarize(store: Store, def: RoutineDef, t: TriggerRow | null, observeOnly: boolean, now: number): RoutineSummary {
+  const latest = def.kind === 'batch' ? store.runs.latestInCycle(def.id, cycleDay(now, def.tz)) : store.runs.latest(def.id);
+  const last = store.runs.latest(def.id);
+  return {
+    id: def.id,
+    name: def.name,
+    schedule: def.schedule,
+    computer: def.computer,
+    kind: def.kind,
+    external: def.external,
+    observeOnly,
+    trigger: t?.state ?? null,
+    nextRun: t && t.state === 'scheduled' ? iso(t.nextRunAt) : null,
+    today: latest?.status ?? null,
+    lastRun: last ? runSummary(last) : null,
+    dependencies: def.dependencies,
+  };
+}
+
+export interface RoutineDetail extends RoutineSummary {
+  definition: RoutineDef;
+  triggerState: TriggerRow | null;
+  nextRuns: string[];
+  history: RunSummary[];
+  dependents: string[];
+}
+
+export function showRoutine(store: Store, id: string, now: number): RoutineDetail {
+  const def = store.routines.get(id);
+  if (!def) throw notFound(`routine ${id}`);
+  const t = store.routines.trigger(id);
+  const observe = store.routines.schedule(def.schedule)?.mode === 'observe';
+  let upcoming: number[] = [];
+  if (t?.state === 'scheduled' && t.nextRunAt !== null && def.timing) {
+    upcoming = def.timing.mode === 'at' || def.timing.mode === 'every' ? [t.nextRunAt] : [t.nextRunAt, ...nextRuns(def.timing, t.nextRunAt, def.tz, 4)];
+  }
+  return {
+    ...summarize(store, def, t, observe, now),
+    definition: publicDef(def),
+    triggerState: t,
+    nextRuns: upcoming.map((ms) => new Date(ms).toISOString()),
+    history: store.runs.history(id, 50).map(runSummary),
+    dependents: store.routines.dependents(id),
+  };
+}

@@ -1,0 +1,176 @@
+// Check phase: poll every ledger entry through its backend (one poll call per backend), settle
+// the terminal ones, clear them from the ledger. Runs before submit so free slots are honest.
+import { describeOutcome, isSuccess, type Outcome, type PollState } from '../backend.js';
+import type { RoutineDef, RunRow } from '../domain/types.js';
+import { errorMessage } from '../errors.js';
+import type { LedgerEntry } from '../store/ledger.js';
+import type { Ctx } from './context.js';
+import { finalizeBatch } from './finalize.js';
+import { moveJob, moveRun } from './moves.js';
+
+/** Quick deaths: a realtime process up for less than this. */
+export const QUICK_DEATH_MS = 60_000;
+/** This many quick deaths in a row is a crash loop: ERROR, no more restarts. */
+export const CRASH_LOOP = 5;
+
+export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<number> {
+  const entries = ctx.store.ledger.all().filter((e) => !only || only.has(`${e.kind}:${e.refId}`));
+  if (entries.length === 0) return 0;
+  const groups = new Map<string, LedgerEntry[]>();
+  for (const e of entries) groups.set(e.backend, [...(groups.get(e.backend) ?? []), e]);
+  let settled = 0;
+  for (const [name, group] of groups) {
+    const backend = ctx.backend(name);
+    if (!backend) {
+      ctx.log({ type: 'backend:missing', level: 'error', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
+      continue;
+    }
+    let states: PollState[];
+    try {
+      states = await backend.poll(group.map((e) => e.handle));
+    } catch (err) {
+      ctx.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
+      continue;
+    }
+    for (let i = 0; i < group.length; i++) {
+      const entry = group[i]!;
+      const state = states[i] ?? { state: 'lost', reason: 'backend returned no state' };
+      try {
+        if (state.state === 'running') observeRunning(ctx, entry, state.startedAt ?? now, state.heartbeatAt ?? null);
+        else if (state.state === 'done' || state.state === 'lost') {
+          let outcome: Outcome;
+          if (state.state === 'lost') outcome = { exitCode: null, signal: null, reason: state.reason, startedAt: null, endedAt: now };
+          else {
+            try {
+              outcome = await backend.fetch(entry.handle);
+            } catch (err) {
+              outcome = { exitCode: null, signal: null, reason: `could not read the result: ${errorMessage(err)}`, startedAt: null, endedAt: now };
+            }
+          }
+          settle(ctx, entry, outcome, ctx.clock.now());
+          settled++;
+        }
+      } catch (err) {
+        ctx.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, message: errorMessage(err) });
+      }
+    }
+  }
+  return settled;
+}
+
+function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbeatAt: number | null): void {
+  if (entry.kind === 'job') {
+    const id = Number(entry.refId);
+    if (ctx.store.jobs.status(id) === 'FETCHED') {
+      ctx.tx(() => {
+        if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
+      });
+    }
+    return;
+  }
+  const run = ctx.store.runs.get(entry.refId);
+  if (!run) return;
+  if (heartbeatAt !== null && (run.heartbeatAt === null || heartbeatAt > run.heartbeatAt)) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
+  if (run.status !== 'STARTING') return;
+  ctx.tx(() => {
+    if (moveRun(ctx.store, run.id, run.kind, 'started', { startedAt })) {
+      ctx.log({ type: 'run:running', routineId: run.routineId, runId: run.id, message: `running (attempt ${run.attempt})` });
+    }
+  });
+}
+
+/** Settle a finished job exactly once: the ledger row is cleared in the same transaction. */
+export function settle(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number): void {
+  if (entry.kind === 'job') return settleJob(ctx, entry, outcome, now);
+  const run = ctx.store.runs.get(entry.refId);
+  ctx.tx(() => {
+    if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return; // settled already: replay is a no-op
+    if (!run) return;
+    const def = ctx.defs.byId.get(run.routineId) ?? null;
+    if (run.kind === 'batch') settleBatch(ctx, run, def, outcome, now);
+    else settleRealtime(ctx, run, outcome, now);
+  });
+}
+
+function base(outcome: Outcome, now: number) {
+  return { exitCode: outcome.exitCode, signal: outcome.signal, endedAt: outcome.endedAt ?? now };
+}
+
+function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Outcome, now: number): void {
+  // A reason set while running (timeout, stopped by hand) explains the exit better than the exit does.
+  const ok = isSuccess(outcome) && run.reason === null;
+  const reason = ok ? null : (run.reason ?? describeOutcome(outcome));
+  const to = moveRun(ctx.store, run.id, 'batch', ok ? 'succeed' : 'fail', { ...base(outcome, now), reason, startedAt: run.startedAt ?? outcome.startedAt });
+  if (!to) {
+    // Stopped by hand: the run is CANCELLED already; keep how the process actually ended.
+    ctx.store.runs.cas(run.id, [run.status === 'CANCELLED' ? 'CANCELLED' : run.status], run.status, base(outcome, now));
+    return;
+  }
+  ctx.log({
+    type: ok ? 'run:completed' : 'run:failed',
+    level: ok ? 'info' : 'error',
+    routineId: run.routineId,
+    runId: run.id,
+    message: ok ? 'completed' : `failed: ${reason}`,
+    data: { exitCode: outcome.exitCode, signal: outcome.signal },
+  });
+  finalizeBatch(ctx, run, def, ok, reason, now);
+}
+
+function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): void {
+  const ended = outcome.endedAt ?? now;
+  const reason = run.reason ?? describeOutcome(outcome);
+  const quick = run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS;
+  const streak = quick ? quickDeaths(ctx, run.routineId, run.id) + 1 : 0;
+  const giveUp = streak >= CRASH_LOOP;
+  const to = moveRun(ctx.store, run.id, 'realtime', giveUp ? 'give_up' : 'exit', {
+    ...base(outcome, now),
+    reason: giveUp ? `crash loop: ${streak} quick deaths in a row, last: ${reason}` : reason,
+  });
+  if (!to) {
+    ctx.store.runs.cas(run.id, [run.status], run.status, base(outcome, now));
+    return;
+  }
+  ctx.log({
+    type: giveUp ? 'routine:crash-loop' : 'run:exited',
+    level: giveUp ? 'error' : 'warn',
+    routineId: run.routineId,
+    runId: run.id,
+    message: giveUp ? `gave up after ${streak} quick deaths (last: ${reason}); restart it by hand` : `exited: ${reason}`,
+    data: { exitCode: outcome.exitCode, signal: outcome.signal, quickDeaths: streak },
+  });
+}
+
+/** Consecutive quick EXITED instances before this one (a manual restart or a long run breaks the streak). */
+export function quickDeaths(ctx: Ctx, routineId: string, exceptRunId?: string): number {
+  let n = 0;
+  for (const r of ctx.store.runs.recentRealtime(routineId, CRASH_LOOP + 2)) {
+    if (r.id === exceptRunId) continue;
+    if (r.status !== 'EXITED') break;
+    if (r.startedAt !== null && r.endedAt !== null && r.endedAt - r.startedAt >= QUICK_DEATH_MS) break;
+    n++;
+    if (r.manual) break;
+  }
+  return n;
+}
+
+function settleJob(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number): void {
+  const id = Number(entry.refId);
+  ctx.tx(() => {
+    if (!ctx.store.ledger.clear('job', entry.refId)) return;
+    const ok = isSuccess(outcome);
+    const reason = ok ? null : describeOutcome(outcome);
+    const patch = { ...base(outcome, now), reason };
+    // A job can finish between two polls: FETCHED → RUNNING → end, in one step.
+    moveJob(ctx.store, id, 'start', { startedAt: outcome.startedAt ?? now }, now);
+    const to = moveJob(ctx.store, id, ok ? 'succeed' : 'fail', patch, now);
+    if (!to) return;
+    ctx.log({
+      type: ok ? 'job:completed' : 'job:failed',
+      level: ok ? 'info' : 'error',
+      jobId: id,
+      message: ok ? `job ${id} completed` : `job ${id} failed: ${reason}`,
+      data: { exitCode: outcome.exitCode, signal: outcome.signal },
+    });
+  });
+}

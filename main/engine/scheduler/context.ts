@@ -1,0 +1,120 @@
+import { EventEmitter } from 'node:events';
+import type { Backend } from '../backend.js';
+import type { Clock } from '../clock.js';
+import type { RoutineDef, Schedule } from '../domain/types.js';
+import type { EventRow, NewEvent } from '../store/events.js';
+import type { Store } from '../store/store.js';
+
+export interface SchedulerOptions {
+  /** Bound on jobs in flight across all schedules. */
+  maxParallel: number;
+  /** Claims older than this return to their queue. */
+  leaseTimeoutMs: number;
+  /** TERM → KILL grace when stopping jobs. */
+  killGraceMs: number;
+  /** A due time further in the past than this is a misfire (downtime, sleep). */
+  misfireAfterMs: number;
+  /** `misfire: all` replays at most this many missed instants. */
+  misfireAllCap: number;
+  /** This host's computer (`user@HOST`): routines addressed to it run on the local backend. */
+  computer: string;
+  /** Lease owner id of this process. */
+  owner: string;
+  dataDir: string;
+}
+
+export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dataDir'> = {
+  maxParallel: 8,
+  leaseTimeoutMs: 60_000,
+  killGraceMs: 10_000,
+  misfireAfterMs: 60_000,
+  misfireAllCap: 10,
+};
+
+export interface EngineEvents {
+  /** Every event appended to the logging plane, after its transaction committed. */
+  event: [EventRow];
+  pass: [PassReport];
+}
+
+export interface PassReport {
+  at: number;
+  durationMs: number;
+  fired: number;
+  submitted: number;
+  settled: number;
+  faults: number;
+}
+
+/** Definitions cached in memory, reloaded only when `defs_version` moves. */
+export class Definitions {
+  version = -1;
+  byId = new Map<string, RoutineDef>();
+  schedules = new Map<string, Schedule>();
+  realtime: RoutineDef[] = [];
+
+  refresh(store: Store): boolean {
+    const v = store.routines.defsVersion();
+    if (v === this.version) return false;
+    this.byId = new Map(store.routines.allDefs().map((d) => [d.id, d]));
+    this.schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
+    this.realtime = [...this.byId.values()].filter((d) => d.kind === 'realtime');
+    this.version = v;
+    return true;
+  }
+
+  observeOnly(def: RoutineDef): boolean {
+    return this.schedules.get(def.schedule)?.mode === 'observe';
+  }
+}
+
+/** What every phase of the pass shares. */
+export class Ctx {
+  readonly defs = new Definitions();
+  readonly bus = new EventEmitter<EngineEvents>();
+  private pendingEvents: EventRow[] = [];
+  /** Backends paused by the health gate (reported once per transition). */
+  readonly pausedBackends = new Map<string, string>();
+  /** Cancels in progress, so a pass never awaits a kill grace period. */
+  readonly stopping = new Map<string, Promise<void>>();
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    readonly backends: Map<string, Backend>,
+    readonly opts: SchedulerOptions,
+  ) {
+    this.bus.setMaxListeners(100);
+  }
+
+  backend(name: string): Backend | undefined {
+    return this.backends.get(name);
+  }
+
+  /** Append to the logging plane; listeners hear it once the surrounding transaction is done. */
+  log(e: NewEvent): EventRow {
+    const row = this.store.events.append(e, this.clock.now());
+    this.pendingEvents.push(row);
+    if (!this.store.db.inTransaction) this.flush();
+    return row;
+  }
+
+  flush(): void {
+    const rows = this.pendingEvents;
+    this.pendingEvents = [];
+    for (const r of rows) this.bus.emit('event', r);
+  }
+
+  /** Run `fn` in a transaction and publish its events after commit (dropped on rollback). */
+  tx<T>(fn: () => T): T {
+    const mark = this.pendingEvents.length;
+    try {
+      const out = this.store.tx(fn);
+      this.flush();
+      return out;
+    } catch (err) {
+      this.pendingEvents.length = mark;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,54 @@
+// What a finished batch run means for its trigger: one-shots become fired or failed, `every`
+// loops compute their next time from the completion, failures keep their metadata, and the
+// routine's retry policy may queue another attempt.
+import type { RoutineDef, RunRow } from '../domain/types.js';
+import { nextRunAt } from '../timing/next.js';
+import type { Ctx } from './context.js';
+import { createRun } from './fire.js';
+
+export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
+  if (!def || def.kind !== 'batch') return;
+  const t = ctx.store.routines.trigger(def.id);
+  if (!t) return;
+  const timing = def.timing;
+
+  if (success) {
+    const next = { ...t };
+    if (!run.manual) {
+      if (timing?.mode === 'at') next.state = 'fired';
+      if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) next.nextRunAt = nextRunAt(timing, now, def.tz);
+      next.attempts = 0;
+      next.firstDueAt = null;
+    }
+    ctx.store.routines.saveTrigger(next, now);
+    return;
+  }
+
+  const failed = {
+    ...t,
+    lastError: reason,
+    lastErrorAt: now,
+    failCount: t.failCount + 1,
+    attempts: t.attempts + 1,
+  };
+  const retryAt = now + def.retry.delayMs;
+  const firstDue = run.scheduledAt;
+  if (def.retry.delayMs > 0 && retryAt <= firstDue + def.retry.windowMs && t.state === 'scheduled') {
+    ctx.store.routines.saveTrigger(failed, now);
+    const retry = createRun(ctx, def, run.scheduledAt, now, { attempt: run.attempt + 1, manual: run.manual, notBefore: retryAt, cycle: run.cycle });
+    ctx.log({
+      type: 'run:retry',
+      level: 'warn',
+      routineId: def.id,
+      runId: retry.id,
+      message: `attempt ${retry.attempt} at ${new Date(retryAt).toISOString()} (retry every ${def.retry.delayMs / 1000}s until ${new Date(firstDue + def.retry.windowMs).toISOString()})`,
+    });
+    return;
+  }
+  if (!run.manual) {
+    if (timing?.mode === 'at' && t.state === 'scheduled') failed.state = 'failed';
+    if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) failed.nextRunAt = nextRunAt(timing, now, def.tz);
+  }
+  failed.firstDueAt = null;
+  ctx.store.routines.saveTrigger(failed, now);
+}

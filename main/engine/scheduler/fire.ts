@@ -1,0 +1,128 @@
+// Due triggers become runs. Cost follows the due work: one indexed query, nothing per idle routine.
+import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
+import { errorMessage } from '../errors.js';
+import { newRunId } from '../ids.js';
+import { cycleDay, nextRunAt } from '../timing/next.js';
+import type { Ctx } from './context.js';
+
+const DUE_BATCH = 5000;
+
+export function fireDue(ctx: Ctx, now: number): number {
+  const due = ctx.store.routines.dueTriggers(now, DUE_BATCH);
+  if (due.length === 0) return 0;
+  let fired = 0;
+  ctx.tx(() => {
+    for (const t of due) {
+      try {
+        fired += fireOne(ctx, t, now);
+      } catch (err) {
+        ctx.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
+      }
+    }
+  });
+  return fired;
+}
+
+function fireOne(ctx: Ctx, t: TriggerRow, now: number): number {
+  const def = ctx.defs.byId.get(t.routineId);
+  if (!def || def.kind !== 'batch' || !def.timing) {
+    ctx.store.routines.saveTrigger({ ...t, nextRunAt: null }, now);
+    return 0;
+  }
+  const first = t.nextRunAt!;
+  let instants = [first];
+  if (now - first > ctx.opts.misfireAfterMs) instants = misfired(ctx, def, first, now);
+
+  const timing = def.timing;
+  const next: TriggerRow = { ...t, lastFiredAt: now };
+  if (timing.mode === 'at') {
+    next.nextRunAt = null;
+    if (instants.length === 0) next.state = 'cancelled';
+  } else if (timing.mode === 'every') {
+    // The next time is computed when the attempt completes, so a loop never overlaps itself.
+    next.nextRunAt = instants.length === 0 ? nextRunAt(timing, now, def.tz) : null;
+  } else {
+    next.nextRunAt = nextRunAt(timing, now, def.tz);
+  }
+  if (instants.length > 0 && next.firstDueAt === null) next.firstDueAt = instants[0]!;
+  ctx.store.routines.saveTrigger(next, now);
+
+  let created = 0;
+  const replay = instants.length > 1;
+  for (const at of instants) {
+    if (!replay && !overlapAllows(ctx, def, at)) continue;
+    createRun(ctx, def, at, now, { attempt: 1, manual: false, notBefore: null });
+    created++;
+  }
+  return created;
+}
+
+/** Downtime or sleep swallowed one or more due times: apply the routine's misfire policy. */
+function misfired(ctx: Ctx, def: RoutineDef, first: number, now: number): number[] {
+  const cap = ctx.opts.misfireAllCap;
+  const missed = [first];
+  let cursor = first;
+  while (def.timing!.mode !== 'at' && def.timing!.mode !== 'every' && missed.length <= cap + 1) {
+    const n = nextRunAt(def.timing!, cursor, def.tz);
+    if (n === null || n > now) break;
+    missed.push(n);
+    cursor = n;
+  }
+  const chosen = def.misfire === 'skip' ? [] : def.misfire === 'once' ? [missed[missed.length - 1]!] : missed.slice(-cap);
+  ctx.log({
+    type: 'trigger:misfire',
+    level: 'warn',
+    routineId: def.id,
+    message:
+      `missed ${missed.length}${missed.length > cap ? '+' : ''} run time(s) since ${new Date(first).toISOString()} ` +
+      `(misfire: ${def.misfire}): ${chosen.length === 0 ? 'skipped' : `running ${chosen.length}`}`,
+    data: { missed: missed.length, running: chosen.length, policy: def.misfire },
+  });
+  return chosen;
+}
+
+function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {
+  if (def.overlap === 'allow') return true;
+  const active = ctx.store.runs.activeFor(def.id);
+  if (active.length === 0) return true;
+  const waiting = active.some((r) => r.status === 'PENDING' || r.status === 'DELAYED');
+  if (def.overlap === 'queue-one' && !waiting) return true;
+  ctx.log({
+    type: 'run:skipped',
+    level: 'warn',
+    routineId: def.id,
+    message: `run time ${new Date(at).toISOString()} skipped: the previous run is still ${active[0]!.status} (overlap: ${def.overlap})`,
+  });
+  return false;
+}
+
+export function createRun(
+  ctx: Ctx,
+  def: RoutineDef,
+  scheduledAt: number,
+  now: number,
+  o: { attempt: number; manual: boolean; notBefore: number | null; cycle?: string },
+): RunRow {
+  const run: RunRow = {
+    id: newRunId(now),
+    routineId: def.id,
+    kind: def.kind,
+    cycle: o.cycle ?? cycleDay(scheduledAt, def.tz),
+    scheduledAt,
+    attempt: o.attempt,
+    status: def.kind === 'batch' ? 'PENDING' : 'STARTING',
+    reason: null,
+    exitCode: null,
+    signal: null,
+    backend: null,
+    runDir: null,
+    manual: o.manual,
+    notBefore: o.notBefore,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    heartbeatAt: null,
+  };
+  ctx.store.runs.insert(run);
+  return run;
+}

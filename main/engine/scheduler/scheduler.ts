@@ -1,0 +1,105 @@
+// The pass of DESIGN.md: one thread, never throws. A fault becomes state on a routine, a job or a
+// paused backend — never a crashed loop.
+import type { Backend } from '../backend.js';
+import type { Clock } from '../clock.js';
+import type { RunRow } from '../domain/types.js';
+import { errorMessage } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { check } from './check.js';
+import { Ctx, type PassReport, type SchedulerOptions } from './context.js';
+import { fireDue } from './fire.js';
+import { moveJob } from './moves.js';
+import { promoteJobs } from './promote.js';
+import { submit } from './submit.js';
+import { enforceLimits, markLate, realtimeDue } from './supervise.js';
+
+export class Scheduler {
+  readonly ctx: Ctx;
+  private waiting = new Map<string, string>();
+  private running = false;
+
+  constructor(store: Store, clock: Clock, backends: Map<string, Backend>, opts: SchedulerOptions) {
+    this.ctx = new Ctx(store, clock, backends, opts);
+  }
+
+  get bus() {
+    return this.ctx.bus;
+  }
+
+  /** Why each waiting run or realtime routine has not started, as of the last pass. */
+  waitReasons(): ReadonlyMap<string, string> {
+    return this.waiting;
+  }
+
+  async pass(): Promise<PassReport> {
+    if (this.running) throw new Error('passes never overlap');
+    this.running = true;
+    const ctx = this.ctx;
+    const now = ctx.clock.now();
+    const t0 = performance.now();
+    const report: PassReport = { at: now, durationMs: 0, fired: 0, submitted: 0, settled: 0, faults: 0 };
+    const step = async (name: string, fn: () => unknown): Promise<void> => {
+      try {
+        await fn();
+      } catch (err) {
+        report.faults++;
+        try {
+          ctx.log({ type: 'pass:fault', level: 'error', message: `${name}: ${errorMessage(err)}` });
+        } catch {
+          /* the store itself is failing; the next pass tries again */
+        }
+      }
+    };
+    try {
+      await step('refresh', () => ctx.defs.refresh(ctx.store));
+      await step('leases', () => this.releaseStaleLeases(now));
+      await step('check', async () => (report.settled = await check(ctx, now)));
+      let active: RunRow[] = [];
+      await step('status', () => {
+        active = ctx.store.runs.active();
+        markLate(ctx, active, this.waiting, now);
+        enforceLimits(ctx, active, now);
+      });
+      await step('promote', () => promoteJobs(ctx, now));
+      await step('fire', () => (report.fired = fireDue(ctx, now)));
+      await step('submit', async () => {
+        const waiting = new Map<string, string>();
+        active = ctx.store.runs.active();
+        const byRoutine = new Map<string, RunRow[]>();
+        for (const r of active) byRoutine.set(r.routineId, [...(byRoutine.get(r.routineId) ?? []), r]);
+        const realtime = realtimeDue(ctx, byRoutine, waiting, now);
+        const jobs = ctx.store.jobs.withStatus('PENDING');
+        report.submitted = await submit(ctx, now, { active, realtime, jobs, waiting });
+        this.waiting = waiting;
+      });
+    } finally {
+      report.durationMs = performance.now() - t0;
+      this.running = false;
+      ctx.flush();
+    }
+    ctx.bus.emit('pass', report);
+    return report;
+  }
+
+  private releaseStaleLeases(now: number): void {
+    const stale = this.ctx.store.ledger.staleLeases(now - this.ctx.opts.leaseTimeoutMs);
+    if (stale.length === 0) return;
+    this.ctx.tx(() => {
+      for (const l of stale) {
+        this.ctx.store.ledger.release(l.queue, l.itemId);
+        if (l.queue === 'job') {
+          const id = Number(l.itemId);
+          // FETCHED and never recorded: back to its queue; resubmission finds its directory.
+          moveJob(this.ctx.store, id, 'release', {}, now);
+        }
+        this.ctx.log({
+          type: 'lease:released',
+          level: 'warn',
+          runId: l.queue === 'run' ? l.itemId : null,
+          jobId: l.queue === 'job' ? Number(l.itemId) : null,
+          message: `stale claim by ${l.owner} from ${new Date(l.claimedAt).toISOString()} released`,
+        });
+      }
+    });
+  }
+}

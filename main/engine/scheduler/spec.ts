@@ -1,0 +1,53 @@
+import { join } from 'node:path';
+import type { JobSpec } from '../backend.js';
+import type { JobRow, RoutineDef, RunRow } from '../domain/types.js';
+import { utcDay } from '../ids.js';
+import { maskArgs } from '../mask.js';
+
+const JOB_LOG_CAP = 64 * 1024 * 1024;
+
+/** The run directory is a pure function of the run, so a resubmission after a crash finds it. */
+export function runDirFor(dataDir: string, runId: string, createdAt: number): string {
+  return join(dataDir, 'runs', utcDay(createdAt), runId);
+}
+
+export function runSpec(dataDir: string, run: RunRow, def: RoutineDef): JobSpec {
+  return {
+    runId: run.id,
+    kind: 'run',
+    routineId: def.id,
+    jobId: null,
+    attempt: run.attempt,
+    command: def.command,
+    args: def.args,
+    cwd: def.cwd,
+    env: def.env,
+    scheduledAt: run.scheduledAt,
+    runDir: run.runDir ?? runDirFor(dataDir, run.id, run.createdAt),
+    logCapBytes: def.logCapBytes,
+    outputs: def.outputs,
+    revision: def.revision,
+    maskedArgs: maskArgs(def.args),
+  };
+}
+
+export function jobSpec(dataDir: string, job: JobRow): JobSpec {
+  const runId = `job-${job.id}`;
+  return {
+    runId,
+    kind: 'job',
+    routineId: null,
+    jobId: job.id,
+    attempt: 1,
+    command: job.command,
+    args: job.args,
+    cwd: job.cwd,
+    env: job.env,
+    scheduledAt: job.createdAt,
+    runDir: job.runDir ?? runDirFor(dataDir, runId, job.createdAt),
+    logCapBytes: JOB_LOG_CAP,
+    outputs: [],
+    revision: null,
+    maskedArgs: maskArgs(job.args),
+  };
+}

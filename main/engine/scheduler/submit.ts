@@ -1,0 +1,264 @@
+// Submit phase: backlog gate (cheap) before health gate (asks the backend); claim up to the free
+// slots; build the spec; submit; record the handle in the ledger in the same transaction that
+// completes the claim. A crash between claim and record leaves a lease that goes stale, and the
+// resubmission of the same run id finds its job directory instead of launching twice.
+import type { Backend, Handle, JobSpec } from '../backend.js';
+import type { JobRow, RoutineDef, RunRow } from '../domain/types.js';
+import { errorMessage } from '../errors.js';
+import type { Ctx } from './context.js';
+import { createRun } from './fire.js';
+import { finalizeBatch } from './finalize.js';
+import { moveJob, moveRun } from './moves.js';
+import { jobSpec, runDirFor, runSpec } from './spec.js';
+import type { RealtimeStart } from './supervise.js';
+
+type Item =
+  | { kind: 'run'; run: RunRow; def: RoutineDef; backend: string; schedule: string; recovering: boolean }
+  | { kind: 'start'; def: RoutineDef; manual: boolean; backend: string; schedule: string }
+  | { kind: 'job'; job: JobRow; backend: string; schedule: null };
+
+interface Claimed {
+  item: Item;
+  run: RunRow | null;
+  spec: JobSpec;
+  queue: 'run' | 'job';
+  key: string;
+}
+
+export interface SubmitInput {
+  active: RunRow[];
+  realtime: RealtimeStart[];
+  jobs: JobRow[];
+  /** Filled with why each waiting run did not start (for DELAYED reasons). */
+  waiting: Map<string, string>;
+}
+
+export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
+  const { waiting } = input;
+  const ledger = ctx.store.ledger.all();
+  const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
+  const backlog = collect(ctx, now, input, inLedger);
+  if (backlog.length === 0) return 0;
+
+  // Health gate, only for backends with waiting work.
+  const healthy = new Map<string, boolean>();
+  for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
+
+  // Slots are counted after the check phase cleared what finished.
+  let free = ctx.opts.maxParallel - ledger.length;
+  const perSchedule = new Map<string, number>();
+  for (const r of input.active) {
+    if ((r.status === 'STARTING' || r.status === 'RUNNING') && inLedger.has(`run:${r.id}`)) {
+      const s = ctx.defs.byId.get(r.routineId)?.schedule;
+      if (s) perSchedule.set(s, (perSchedule.get(s) ?? 0) + 1);
+    }
+  }
+  const picked: Item[] = [];
+  for (const item of backlog) {
+    if (!healthy.get(item.backend)) {
+      note(waiting, item, `backend ${item.backend} paused: ${ctx.pausedBackends.get(item.backend) ?? 'unhealthy'}`);
+      continue;
+    }
+    if (free <= 0) {
+      note(waiting, item, `no free slot (max_parallel ${ctx.opts.maxParallel})`);
+      continue;
+    }
+    if (item.schedule) {
+      const max = ctx.defs.schedules.get(item.schedule)?.maxParallel ?? null;
+      const used = perSchedule.get(item.schedule) ?? 0;
+      if (max !== null && used >= max) {
+        note(waiting, item, `no free slot in schedule ${item.schedule} (max_parallel ${max})`);
+        continue;
+      }
+      perSchedule.set(item.schedule, used + 1);
+    }
+    free--;
+    picked.push(item);
+  }
+  if (picked.length === 0) return 0;
+
+  const claimed = ctx.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
+  const results: { c: Claimed; handle?: Handle; error?: string }[] = [];
+  for (const c of claimed) {
+    const backend = ctx.backend(c.item.backend)!;
+    try {
+      results.push({ c, handle: await backend.submit(c.spec) });
+    } catch (err) {
+      results.push({ c, error: errorMessage(err) });
+    }
+  }
+  const at = ctx.clock.now();
+  ctx.tx(() => {
+    for (const r of results) record(ctx, r.c, r.handle, r.error, at);
+  });
+  return results.filter((r) => r.handle).length;
+}
+
+function note(waiting: Map<string, string>, item: Item, why: string): void {
+  if (item.kind === 'run') waiting.set(item.run.id, why);
+  else if (item.kind === 'start') waiting.set(item.def.id, why);
+  else waiting.set(`job:${item.job.id}`, why);
+}
+
+async function gate(ctx: Ctx, name: string): Promise<boolean> {
+  const backend = ctx.backend(name);
+  if (!backend) return false;
+  let ok = false;
+  let reason: string | null = null;
+  try {
+    const h = await backend.health();
+    ok = h.ok;
+    reason = h.reason;
+  } catch (err) {
+    reason = errorMessage(err);
+  }
+  const was = ctx.pausedBackends.get(name);
+  if (!ok) {
+    const why = reason ?? 'unhealthy';
+    if (was === undefined) ctx.log({ type: 'backend:paused', level: 'warn', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
+    ctx.pausedBackends.set(name, why);
+  } else if (was !== undefined) {
+    ctx.pausedBackends.delete(name);
+    ctx.log({ type: 'backend:resumed', message: `backend ${name} healthy again` });
+  }
+  return ok;
+}
+
+function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string>): Item[] {
+  const items: Item[] = [];
+  for (const s of input.realtime) {
+    if (ctx.defs.observeOnly(s.def)) continue;
+    if (!dependenciesRunning(ctx, s.def, input.waiting)) continue;
+    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: s.def.backend, schedule: s.def.schedule });
+  }
+  const busy = new Set<string>();
+  for (const r of input.active) if (r.status === 'STARTING' || r.status === 'RUNNING') busy.add(r.routineId);
+  for (const run of input.active) {
+    const def = ctx.defs.byId.get(run.routineId);
+    if (!def || def.external) continue;
+    const recovering = run.status === 'STARTING' && !inLedger.has(`run:${run.id}`) && !ctx.store.ledger.lease('run', run.id);
+    if (run.status !== 'PENDING' && run.status !== 'DELAYED' && !recovering) continue;
+    if (ctx.defs.observeOnly(def)) {
+      input.waiting.set(run.id, `schedule ${def.schedule} is observe-only`);
+      continue;
+    }
+    if (run.notBefore !== null && run.notBefore > now) {
+      input.waiting.set(run.id, `retry at ${new Date(run.notBefore).toISOString()}`);
+      continue;
+    }
+    if (!recovering) {
+      if (def.overlap !== 'allow' && busy.has(def.id)) {
+        input.waiting.set(run.id, 'previous run still running');
+        continue;
+      }
+      if (run.kind === 'batch' && !run.manual && !dependenciesCompleted(ctx, def, run, input.waiting)) continue;
+      if (run.kind === 'realtime' && !dependenciesRunning(ctx, def, input.waiting, run.id)) continue;
+    }
+    busy.add(def.id);
+    items.push({ kind: 'run', run, def, backend: def.backend, schedule: def.schedule, recovering });
+  }
+  for (const job of input.jobs) {
+    if (job.computer !== null && job.computer !== ctx.opts.computer) continue;
+    items.push({ kind: 'job', job, backend: job.backend ?? 'local', schedule: null });
+  }
+  return items;
+}
+
+/** Batch dependencies must reach COMPLETED for the same cycle (the local day of the run time). */
+function dependenciesCompleted(ctx: Ctx, def: RoutineDef, run: RunRow, waiting: Map<string, string>): boolean {
+  for (const dep of def.dependencies) {
+    const latest = ctx.store.runs.latestInCycle(dep, run.cycle);
+    if (latest?.status !== 'COMPLETED') {
+      waiting.set(run.id, `waiting for ${dep} (${latest ? latest.status : 'not run'} on ${run.cycle})`);
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Realtime dependencies must be RUNNING. */
+function dependenciesRunning(ctx: Ctx, def: RoutineDef, waiting: Map<string, string>, key = def.id): boolean {
+  for (const dep of def.dependencies) {
+    const depDef = ctx.defs.byId.get(dep);
+    if (depDef?.kind !== 'realtime') continue; // dependencies across kinds are not enforced at runtime
+    const latest = ctx.store.runs.latest(dep);
+    if (latest?.status !== 'RUNNING') {
+      waiting.set(key, `waiting for ${dep} to be RUNNING`);
+      return false;
+    }
+  }
+  return true;
+}
+
+function claim(ctx: Ctx, item: Item, now: number): Claimed | null {
+  const owner = ctx.opts.owner;
+  if (item.kind === 'job') {
+    const key = String(item.job.id);
+    if (!ctx.store.ledger.claim('job', key, owner, now)) return null;
+    const runDir = item.job.runDir ?? runDirFor(ctx.opts.dataDir, `job-${item.job.id}`, item.job.createdAt);
+    if (!moveJob(ctx.store, item.job.id, 'claim', { runDir, backend: item.backend, fetchedBy: ctx.opts.computer }, now)) {
+      ctx.store.ledger.release('job', key);
+      return null;
+    }
+    return { item, run: null, spec: jobSpec(ctx.opts.dataDir, { ...item.job, runDir }), queue: 'job', key };
+  }
+  let run: RunRow;
+  if (item.kind === 'start') {
+    run = createRun(ctx, item.def, now, now, { attempt: 1, manual: item.manual, notBefore: null });
+  } else run = item.run;
+  if (!ctx.store.ledger.claim('run', run.id, owner, now)) return null;
+  const runDir = run.runDir ?? runDirFor(ctx.opts.dataDir, run.id, run.createdAt);
+  if (item.kind === 'run' && !item.recovering) {
+    if (!moveRun(ctx.store, run.id, run.kind, 'launch', { runDir, backend: item.backend, reason: null })) {
+      ctx.store.ledger.release('run', run.id);
+      return null;
+    }
+  } else {
+    ctx.store.runs.cas(run.id, ['STARTING'], 'STARTING', { runDir, backend: item.backend });
+  }
+  const def = item.def;
+  return { item, run: { ...run, runDir }, spec: runSpec(ctx.opts.dataDir, { ...run, runDir }, def), queue: 'run', key: run.id };
+}
+
+function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string | undefined, now: number): void {
+  ctx.store.ledger.release(c.queue, c.key);
+  const backendName = c.item.backend;
+  if (c.queue === 'job') {
+    const id = Number(c.key);
+    if (handle) {
+      ctx.store.ledger.record('job', c.key, backendName, handle, now);
+      ctx.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
+    } else if (moveJob(ctx.store, id, 'launch_failed', { reason: error ?? 'launch failed', endedAt: now }, now)) {
+      ctx.log({ type: 'job:launch-failed', level: 'error', jobId: id, message: `job ${id} could not start: ${error}` });
+    }
+    return;
+  }
+  const run = c.run!;
+  if (handle) {
+    const current = ctx.store.runs.get(run.id);
+    ctx.store.ledger.record('run', run.id, backendName, handle, now);
+    if (current && current.status !== 'STARTING' && current.status !== 'RUNNING') {
+      // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
+      stopLater(ctx, backendName, handle);
+    }
+    ctx.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
+    return;
+  }
+  const refused = error?.startsWith('LAUNCH_REFUSED') ?? false;
+  const reason = error ?? 'launch failed';
+  const to = moveRun(ctx.store, run.id, run.kind, 'launch_failed', { reason, endedAt: now });
+  if (!to) return;
+  ctx.log({
+    type: refused ? 'run:refused' : 'run:launch-failed',
+    level: 'error',
+    routineId: run.routineId,
+    runId: run.id,
+    message: refused ? reason : `could not start: ${reason}`,
+  });
+  if (run.kind === 'batch') finalizeBatch(ctx, run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
+}
+
+function stopLater(ctx: Ctx, name: string, handle: Handle): void {
+  const backend: Backend | undefined = ctx.backend(name);
+  void backend?.cancel(handle, ctx.opts.killGraceMs).catch(() => undefined);
+}

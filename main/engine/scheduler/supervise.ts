@@ -1,0 +1,106 @@
+// Derive status: late runs become DELAYED, runs past their timeout are stopped, realtime routines
+// whose heartbeat went silent are restarted, and realtime routines with no live instance are
+// started again (at once after a first death, then with backoff, never after a crash loop).
+import type { RoutineDef, RunRow } from '../domain/types.js';
+import { errorMessage } from '../errors.js';
+import type { Ctx } from './context.js';
+import { quickDeaths } from './check.js';
+import { moveRun } from './moves.js';
+
+/** Why each waiting run has not started yet, kept from the last submit phase. */
+export type WaitReasons = Map<string, string>;
+
+export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: number): void {
+  for (const run of active) {
+    if (run.status !== 'PENDING') continue;
+    const def = ctx.defs.byId.get(run.routineId);
+    if (!def) continue;
+    const due = run.notBefore ?? run.scheduledAt;
+    if (now - due <= def.toleranceMs) continue;
+    const why = waiting.get(run.id) ?? 'not started';
+    ctx.tx(() => {
+      if (moveRun(ctx.store, run.id, 'batch', 'late', { reason: why })) {
+        ctx.log({
+          type: 'run:delayed',
+          level: 'warn',
+          routineId: run.routineId,
+          runId: run.id,
+          message: `DELAYED: due ${new Date(due).toISOString()}, not started within ${Math.round(def.toleranceMs / 1000)}s (${why})`,
+        });
+      }
+    });
+  }
+}
+
+/** Stop a job without waiting for it: the check phase settles it when it is gone. */
+export function stopAsync(ctx: Ctx, run: RunRow): void {
+  const entry = ctx.store.ledger.get('run', run.id);
+  if (!entry || ctx.stopping.has(run.id)) return;
+  const backend = ctx.backend(entry.backend);
+  if (!backend) return;
+  const p = backend
+    .cancel(entry.handle, ctx.opts.killGraceMs)
+    .catch((err) => {
+      ctx.log({ type: 'run:stop-failed', level: 'error', routineId: run.routineId, runId: run.id, message: `could not stop: ${errorMessage(err)}` });
+    })
+    .finally(() => ctx.stopping.delete(run.id));
+  ctx.stopping.set(run.id, p);
+}
+
+export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
+  for (const run of active) {
+    if (run.status !== 'RUNNING' && run.status !== 'STARTING') continue;
+    const def = ctx.defs.byId.get(run.routineId);
+    if (!def || ctx.stopping.has(run.id)) continue;
+    const started = run.startedAt ?? run.createdAt;
+    if (def.timeoutMs !== null && run.kind === 'batch' && now - started > def.timeoutMs && run.reason === null) {
+      const reason = `timed out after ${Math.round(def.timeoutMs / 1000)}s`;
+      ctx.store.runs.cas(run.id, [run.status], run.status, { reason });
+      ctx.log({ type: 'run:timeout', level: 'error', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
+      stopAsync(ctx, { ...run, reason });
+      continue;
+    }
+    if (run.kind === 'realtime' && def.heartbeatMs !== null && run.status === 'RUNNING' && now - started > def.graceMs) {
+      const last = Math.max(run.heartbeatAt ?? 0, started);
+      if (now - last > def.heartbeatMs && run.reason === null) {
+        const reason = `heartbeat silent for ${Math.round((now - last) / 1000)}s (interval ${Math.round(def.heartbeatMs / 1000)}s)`;
+        ctx.store.runs.cas(run.id, ['RUNNING'], 'RUNNING', { reason });
+        ctx.log({ type: 'run:silent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
+        stopAsync(ctx, { ...run, reason });
+      }
+    }
+  }
+}
+
+/** Backoff after quick deaths: the first restart is immediate, then 1 s doubling to 60 s. */
+export function restartDelayMs(quick: number): number {
+  if (quick <= 1) return 0;
+  return Math.min(60_000, 1000 * 2 ** (quick - 2));
+}
+
+export interface RealtimeStart {
+  def: RoutineDef;
+  manual: boolean;
+}
+
+/** Realtime routines that need a new instance now. */
+export function realtimeDue(ctx: Ctx, activeByRoutine: Map<string, RunRow[]>, waiting: Map<string, string>, now: number): RealtimeStart[] {
+  const out: RealtimeStart[] = [];
+  for (const def of ctx.defs.realtime) {
+    if (def.external || (activeByRoutine.get(def.id)?.length ?? 0) > 0) continue;
+    const t = ctx.store.routines.trigger(def.id);
+    if (t && t.state !== 'scheduled') continue; // paused
+    const latest = ctx.store.runs.latest(def.id);
+    if (latest && (latest.status === 'STOPPED' || latest.status === 'ERROR')) continue; // by hand / crash loop
+    if (latest && latest.status === 'EXITED') {
+      const wait = restartDelayMs(quickDeaths(ctx, def.id));
+      const readyAt = (latest.endedAt ?? now) + wait;
+      if (readyAt > now) {
+        waiting.set(def.id, `restart backoff until ${new Date(readyAt).toISOString()}`);
+        continue;
+      }
+    }
+    out.push({ def, manual: false });
+  }
+  return out;
+}

@@ -1,0 +1,158 @@
+import type { JobRow, JobStatus } from '../domain/types.js';
+import type { DB } from './db.js';
+
+interface JobRecord {
+  id: number;
+  name: string;
+  command: string;
+  args: string;
+  cwd: string | null;
+  env: string;
+  computer: string | null;
+  backend: string | null;
+  status: JobStatus;
+  reason: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  run_dir: string | null;
+  fetched_by: string | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  deps: string | null;
+}
+
+const SELECT = `SELECT j.*, (SELECT group_concat(depends_on) FROM job_deps d WHERE d.job_id = j.id) AS deps FROM jobs j`;
+
+function toJob(r: JobRecord): JobRow {
+  return {
+    id: r.id,
+    name: r.name,
+    command: r.command,
+    args: JSON.parse(r.args) as string[],
+    cwd: r.cwd,
+    env: JSON.parse(r.env) as Record<string, string>,
+    computer: r.computer,
+    status: r.status,
+    reason: r.reason,
+    exitCode: r.exit_code,
+    signal: r.signal,
+    runDir: r.run_dir,
+    backend: r.backend,
+    dependencies: r.deps ? r.deps.split(',').map(Number).sort((a, b) => a - b) : [],
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+  };
+}
+
+export interface JobPatch {
+  reason?: string | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  runDir?: string | null;
+  backend?: string | null;
+  fetchedBy?: string | null;
+  startedAt?: number | null;
+  endedAt?: number | null;
+}
+
+const COLUMNS: Record<keyof JobPatch, string> = {
+  reason: 'reason',
+  exitCode: 'exit_code',
+  signal: 'signal',
+  runDir: 'run_dir',
+  backend: 'backend',
+  fetchedBy: 'fetched_by',
+  startedAt: 'started_at',
+  endedAt: 'ended_at',
+};
+
+export interface NewJob {
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string | null;
+  env: Record<string, string>;
+  computer: string | null;
+  dependencies: number[];
+}
+
+export class JobStore {
+  private readonly s;
+  private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
+  constructor(private readonly db: DB) {
+    this.s = {
+      insert: db.prepare(`INSERT INTO jobs (name, command, args, cwd, env, computer, status, created_at, updated_at)
+        VALUES (@name, @command, @args, @cwd, @env, @computer, @status, @now, @now)`),
+      addDep: db.prepare(`INSERT INTO job_deps (job_id, depends_on) VALUES (?, ?)`),
+      get: db.prepare(`${SELECT} WHERE j.id = ?`),
+      exists: db.prepare(`SELECT status FROM jobs WHERE id = ?`).pluck(),
+      list: db.prepare(`${SELECT} ORDER BY j.id DESC LIMIT ?`),
+      byStatus: db.prepare(`${SELECT} WHERE j.status = ? ORDER BY j.id LIMIT ?`),
+      depStatuses: db.prepare(`SELECT d.depends_on AS id, j.status FROM job_deps d JOIN jobs j ON j.id = d.depends_on WHERE d.job_id = ?`),
+      depsOf: db.prepare(`SELECT depends_on FROM job_deps WHERE job_id = ?`).pluck(),
+      dependents: db.prepare(`SELECT job_id FROM job_deps WHERE depends_on = ?`).pluck(),
+      counts: db.prepare(`SELECT status, COUNT(*) AS n FROM jobs GROUP BY status`),
+    };
+  }
+
+  /** Caller validates dependencies (existence, cycles) and holds the transaction. */
+  insert(job: NewJob, status: JobStatus, now: number): number {
+    const info = this.s.insert.run({ ...job, args: JSON.stringify(job.args), env: JSON.stringify(job.env), status, now });
+    const id = Number(info.lastInsertRowid);
+    for (const dep of job.dependencies) this.s.addDep.run(id, dep);
+    return id;
+  }
+
+  get(id: number): JobRow | null {
+    const r = this.s.get.get(id) as JobRecord | undefined;
+    return r ? toJob(r) : null;
+  }
+
+  status(id: number): JobStatus | null {
+    return (this.s.exists.get(id) as JobStatus | undefined) ?? null;
+  }
+
+  list(limit = 1000): JobRow[] {
+    return (this.s.list.all(limit) as JobRecord[]).map(toJob);
+  }
+
+  withStatus(status: JobStatus, limit = 10_000): JobRow[] {
+    return (this.s.byStatus.all(status, limit) as JobRecord[]).map(toJob);
+  }
+
+  dependencyStatuses(id: number): { id: number; status: JobStatus }[] {
+    return this.s.depStatuses.all(id) as { id: number; status: JobStatus }[];
+  }
+
+  dependenciesOf(id: number): number[] {
+    return this.s.depsOf.all(id) as number[];
+  }
+
+  dependents(id: number): number[] {
+    return this.s.dependents.all(id) as number[];
+  }
+
+  counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.s.counts.all() as { status: string; n: number }[]) out[r.status] = r.n;
+    return out;
+  }
+
+  cas(id: number, from: readonly JobStatus[], to: JobStatus, patch: JobPatch = {}, now = Date.now()): boolean {
+    const keys = (Object.keys(patch) as (keyof JobPatch)[]).filter((k) => patch[k] !== undefined).sort();
+    const sig = `${from.length}|${keys.join(',')}`;
+    let stmt = this.casCache.get(sig);
+    if (!stmt) {
+      const sets = ['status = @to', 'updated_at = @now', ...keys.map((k) => `${COLUMNS[k]} = @${k}`)];
+      const placeholders = from.map((_, i) => `@from${i}`).join(', ');
+      stmt = this.db.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = @id AND status IN (${placeholders})`);
+      this.casCache.set(sig, stmt);
+    }
+    const params: Record<string, unknown> = { id, to, now };
+    from.forEach((f, i) => (params[`from${i}`] = f));
+    for (const k of keys) params[k] = patch[k];
+    return stmt.run(params).changes === 1;
+  }
+}

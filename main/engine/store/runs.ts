@@ -1,0 +1,164 @@
+import type { RunRow, RunStatus } from '../domain/types.js';
+import type { DB } from './db.js';
+
+interface RunRecord {
+  id: string;
+  routine_id: string;
+  kind: 'batch' | 'realtime';
+  cycle: string;
+  scheduled_at: number;
+  attempt: number;
+  status: RunStatus;
+  reason: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  backend: string | null;
+  run_dir: string | null;
+  manual: number;
+  not_before: number | null;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  heartbeat_at: number | null;
+}
+
+export function toRun(r: RunRecord): RunRow {
+  return {
+    id: r.id,
+    routineId: r.routine_id,
+    kind: r.kind,
+    cycle: r.cycle,
+    scheduledAt: r.scheduled_at,
+    attempt: r.attempt,
+    status: r.status,
+    reason: r.reason,
+    exitCode: r.exit_code,
+    signal: r.signal,
+    backend: r.backend,
+    runDir: r.run_dir,
+    manual: r.manual === 1,
+    notBefore: r.not_before,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    heartbeatAt: r.heartbeat_at,
+  };
+}
+
+export interface RunPatch {
+  reason?: string | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  backend?: string | null;
+  runDir?: string | null;
+  startedAt?: number | null;
+  endedAt?: number | null;
+  heartbeatAt?: number | null;
+}
+
+const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
+  reason: 'reason',
+  exitCode: 'exit_code',
+  signal: 'signal',
+  backend: 'backend',
+  runDir: 'run_dir',
+  startedAt: 'started_at',
+  endedAt: 'ended_at',
+  heartbeatAt: 'heartbeat_at',
+};
+
+export class RunStore {
+  private readonly s;
+  private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
+  constructor(private readonly db: DB) {
+    this.s = {
+      insert: db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at)
+        VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
+      get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
+      active: db.prepare(`SELECT * FROM runs WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY scheduled_at, created_at`),
+      activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at`),
+      latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC LIMIT 1`),
+      latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC LIMIT 1`),
+      history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC LIMIT ?`),
+      since: db.prepare(`SELECT * FROM runs WHERE created_at >= ? OR ended_at IS NULL OR ended_at >= ? ORDER BY created_at`),
+      recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC LIMIT ?`),
+      heartbeat: db.prepare(`UPDATE runs SET heartbeat_at = ? WHERE id = ? AND (heartbeat_at IS NULL OR heartbeat_at < ?)`),
+      countByStatus: db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`),
+      failures: db.prepare(`SELECT * FROM runs WHERE status = 'ERROR' ORDER BY COALESCE(ended_at, created_at) DESC LIMIT ?`),
+    };
+  }
+
+  insert(run: RunRow): void {
+    this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
+  }
+
+  get(id: string): RunRow | null {
+    const r = this.s.get.get(id) as RunRecord | undefined;
+    return r ? toRun(r) : null;
+  }
+
+  active(): RunRow[] {
+    return (this.s.active.all() as RunRecord[]).map(toRun);
+  }
+
+  activeFor(routineId: string): RunRow[] {
+    return (this.s.activeFor.all(routineId) as RunRecord[]).map(toRun);
+  }
+
+  latestInCycle(routineId: string, cycle: string): RunRow | null {
+    const r = this.s.latestInCycle.get(routineId, cycle) as RunRecord | undefined;
+    return r ? toRun(r) : null;
+  }
+
+  latest(routineId: string): RunRow | null {
+    const r = this.s.latest.get(routineId) as RunRecord | undefined;
+    return r ? toRun(r) : null;
+  }
+
+  history(routineId: string, limit: number): RunRow[] {
+    return (this.s.history.all(routineId, limit) as RunRecord[]).map(toRun);
+  }
+
+  /** Runs created since `from`, plus any still open or ended since then (today's view). */
+  since(from: number): RunRow[] {
+    return (this.s.since.all(from, from) as RunRecord[]).map(toRun);
+  }
+
+  recentRealtime(routineId: string, limit: number): RunRow[] {
+    return (this.s.recentRealtime.all(routineId, limit) as RunRecord[]).map(toRun);
+  }
+
+  countByStatus(from: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.s.countByStatus.all(from) as { status: string; n: number }[]) out[r.status] = r.n;
+    return out;
+  }
+
+  failures(limit: number): RunRow[] {
+    return (this.s.failures.all(limit) as RunRecord[]).map(toRun);
+  }
+
+  recordHeartbeat(id: string, at: number): void {
+    this.s.heartbeat.run(at, id, at);
+  }
+
+  /**
+   * Compare-and-set: move a run from one of `from` to `to`, applying the patch. Returns false when
+   * the run was no longer in an expected state (someone else moved it first).
+   */
+  cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}): boolean {
+    const keys = (Object.keys(patch) as (keyof RunPatch)[]).filter((k) => patch[k] !== undefined).sort();
+    const sig = `${from.length}|${keys.join(',')}`;
+    let stmt = this.casCache.get(sig);
+    if (!stmt) {
+      const sets = ['status = @to', ...keys.map((k) => `${PATCH_COLUMNS[k]} = @${k}`)];
+      const placeholders = from.map((_, i) => `@from${i}`).join(', ');
+      stmt = this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = @id AND status IN (${placeholders})`);
+      this.casCache.set(sig, stmt);
+    }
+    const params: Record<string, unknown> = { id, to };
+    from.forEach((f, i) => (params[`from${i}`] = f));
+    for (const k of keys) params[k] = patch[k];
+    return stmt.run(params).changes === 1;
+  }
+}

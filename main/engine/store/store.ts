@@ -1,0 +1,36 @@
+import { EventStore } from './events.js';
+import { JobStore } from './jobs.js';
+import { LedgerStore } from './ledger.js';
+import { RoutineStore } from './routines.js';
+import { RunStore } from './runs.js';
+import { openDb, type DB, type OpenOptions } from './db.js';
+
+/** The store: one SQLite file, one repository per concern, statements prepared once. */
+export class Store {
+  readonly routines: RoutineStore;
+  readonly runs: RunStore;
+  readonly jobs: JobStore;
+  readonly ledger: LedgerStore;
+  readonly events: EventStore;
+
+  constructor(readonly db: DB) {
+    this.routines = new RoutineStore(db);
+    this.runs = new RunStore(db);
+    this.jobs = new JobStore(db);
+    this.ledger = new LedgerStore(db);
+    this.events = new EventStore(db);
+  }
+
+  static open(path: string, opts?: OpenOptions): Store {
+    return new Store(openDb(path, opts));
+  }
+
+  /** Synchronous only: never await inside. */
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,182 @@
+// Five-field cron expressions: minute hour day-of-month month day-of-week, local to the routine's
+// zone. Fields take `*`, values, ranges, steps (`*/15`, `1-23/3`, `5/15`) and comma lists; months
+// and weekdays also take three-letter names; Sunday is 0 or 7. When day-of-month and day-of-week
+// are both restricted (neither is `*`), a day matching either fires.
+//
+// Our own checker runs first so every rejection names its field and says why; cron-parser then
+// expands the fields (and must agree the expression is valid). We do not use cron-parser's
+// iterator: around DST it moves a skipped fixed time by the gap's length instead of to the end of
+// the gap, never fires a stepped hour (`1-23/3`) in the repeated hour, misses sub-hour folds, and
+// treats `*/15 2 * * *` as "every 15 minutes of the hour after the gap". calendar.ts does the search.
+
+import { CronExpressionParser } from 'cron-parser';
+import type { CalendarSpec } from './calendar.js';
+import { TimingError } from './errors.js';
+
+interface FieldSpec {
+  name: string;
+  min: number;
+  max: number;
+  names?: readonly string[];
+}
+
+const FIELDS: readonly FieldSpec[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day-of-month', min: 1, max: 31 },
+  {
+    name: 'month',
+    min: 1,
+    max: 12,
+    names: ['', 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'],
+  },
+  { name: 'day-of-week', min: 0, max: 7, names: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] },
+];
+
+const FIELD_LIST = 'minute hour day-of-month month day-of-week';
+/** Longest possible length of each month (February counts its leap day). */
+const MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+export interface CompiledCron extends CalendarSpec {
+  readonly expression: string;
+}
+
+const compiled = new Map<string, CompiledCron | string>();
+
+/** null when the expression is a valid 5-field cron expression, else the reason. */
+export function validateCron(expr: string): string | null {
+  const c = lookup(expr);
+  return typeof c === 'string' ? c : null;
+}
+
+/** The compiled expression (cached); throws TimingError with the reason. */
+export function compileCron(expr: string): CompiledCron {
+  const c = lookup(expr);
+  if (typeof c === 'string') throw new TimingError(c);
+  return c;
+}
+
+function lookup(expr: string): CompiledCron | string {
+  if (typeof expr !== 'string') return `expected a string, got ${typeof expr}`;
+  let c = compiled.get(expr);
+  if (c === undefined) {
+    c = compile(expr);
+    if (compiled.size > 10_000) compiled.clear();
+    compiled.set(expr, c);
+  }
+  return c;
+}
+
+function compile(expr: string): CompiledCron | string {
+  const text = expr.trim();
+  if (text === '') return `is empty (expected 5 fields: ${FIELD_LIST})`;
+  if (text.startsWith('@')) {
+    return `macros such as ${text.split(/\s/)[0]} are not supported; write the 5 fields (e.g. 0 0 * * * for @daily)`;
+  }
+  const parts = text.split(/\s+/);
+  if (parts.length !== 5) return `expected 5 fields, got ${parts.length} (${FIELD_LIST})`;
+
+  const problems: string[] = [];
+  const sets: boolean[][] = [];
+  FIELDS.forEach((field, i) => {
+    const r = checkField(field, parts[i]!);
+    if (typeof r === 'string') problems.push(r);
+    else sets.push(r);
+  });
+  if (problems.length > 0) return problems.join('; ');
+  const [, , domSet, monthSet] = sets as [boolean[], boolean[], boolean[], boolean[], boolean[]];
+  const domStar = parts[2] === '*';
+  const dowStar = parts[4] === '*';
+  if (!domStar && dowStar) {
+    let possible = false;
+    for (let m = 1; m <= 12 && !possible; m++) {
+      if (!monthSet[m]) continue;
+      for (let d = 1; d <= MONTH_DAYS[m]!; d++) if (domSet[d]) possible = true;
+    }
+    if (!possible) return `never fires: day-of-month "${parts[2]}" does not occur in month "${parts[3]}"`;
+  }
+
+  let fields;
+  try {
+    fields = CronExpressionParser.parse(parts.join(' ')).fields;
+  } catch (err) {
+    return `rejected by cron-parser: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  const nums = (values: readonly unknown[]): number[] => values.filter((v): v is number => typeof v === 'number');
+  const minutes = nums(fields.minute.values);
+  const hours = nums(fields.hour.values);
+  const times: number[] = [];
+  for (const h of hours) for (const m of minutes) times.push(h * 60 + m);
+  times.sort((a, b) => a - b);
+
+  const flags = (values: number[], size: number, map: (v: number) => number = (v) => v): boolean[] => {
+    const out = new Array<boolean>(size).fill(false);
+    for (const v of values) out[map(v)] = true;
+    return out;
+  };
+  const wildcard = /[*/]/.test(parts[0]!) || /[*/]/.test(parts[1]!);
+  return {
+    expression: text,
+    times,
+    months: flags(nums(fields.month.values), 13),
+    daysOfMonth: domStar ? null : flags(nums(fields.dayOfMonth.values), 32),
+    daysOfWeek: dowStar ? null : flags(nums(fields.dayOfWeek.values), 7, (v) => v % 7),
+    dst: wildcard ? 'wildcard' : 'fixed',
+  };
+}
+
+/** The field's allowed values as flags (index = value), or the reason it is invalid. */
+function checkField(field: FieldSpec, text: string): boolean[] | string {
+  const { name, min, max } = field;
+  const set = new Array<boolean>(max + 1).fill(false);
+  for (const item of text.split(',')) {
+    if (item === '') return `${name}: empty item in list "${text}"`;
+    const slash = item.split('/');
+    if (slash.length > 2) return `${name}: "${item}" has more than one "/"`;
+    const [range, stepText] = slash as [string, string | undefined];
+    let step = 1;
+    if (stepText !== undefined) {
+      if (!/^\d+$/.test(stepText) || Number(stepText) < 1) {
+        return `${name}: step "${stepText}" in "${item}" must be a whole number of at least 1`;
+      }
+      step = Number(stepText);
+    }
+    let lo: number;
+    let hi: number;
+    if (range === '*') {
+      lo = min;
+      hi = max;
+    } else {
+      const bounds = range.split('-');
+      if (bounds.length > 2 || bounds.some((b) => b === '')) return `${name}: "${item}" is not a value, a range or a step`;
+      const values: number[] = [];
+      for (const b of bounds) {
+        const v = value(field, b);
+        if (typeof v === 'string') return v;
+        values.push(v);
+      }
+      lo = values[0]!;
+      hi = values.length === 2 ? values[1]! : stepText !== undefined ? max : lo;
+      if (lo > hi) return `${name}: range "${range}" runs backwards (${lo} > ${hi})`;
+    }
+    for (let v = lo; v <= hi; v += step) set[v] = true;
+  }
+  return set;
+}
+
+function value(field: FieldSpec, text: string): number | string {
+  const { name, min, max, names } = field;
+  let v: number;
+  if (/^\d+$/.test(text)) v = Number(text);
+  else {
+    const i = names ? names.indexOf(text.toLowerCase()) : -1;
+    if (i < 1 && !(i === 0 && name === 'day-of-week')) {
+      const special = /[LW#?H]/.test(text) ? ' (L, W, #, ? and H are not supported)' : '';
+      const hint = names ? ` or a name (${names.filter(Boolean).slice(0, 3).join(', ')}, …)` : '';
+      return `${name}: "${text}" is not a number${hint}${special}`;
+    }
+    v = i;
+  }
+  if (v < min || v > max) return `${name}: ${v} is out of range ${min}-${max}`;
+  return v;
+}
