@@ -32,30 +32,39 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       ctx.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
       continue;
     }
+    const running: { entry: LedgerEntry; startedAt: number; heartbeatAt: number | null }[] = [];
+    const finished: { entry: LedgerEntry; outcome: Outcome }[] = [];
     for (let i = 0; i < group.length; i++) {
       const entry = group[i]!;
       const state = states[i] ?? { state: 'lost', reason: 'backend returned no state' };
-      try {
-        if (state.state === 'running') observeRunning(ctx, entry, state.startedAt ?? now, state.heartbeatAt ?? null);
-        else if (state.state === 'done' || state.state === 'lost') {
-          let outcome: Outcome;
-          if (state.state === 'lost') outcome = { exitCode: null, signal: null, reason: state.reason, startedAt: null, endedAt: now };
-          else {
-            try {
-              outcome = await backend.fetch(entry.handle);
-            } catch (err) {
-              outcome = { exitCode: null, signal: null, reason: `could not read the result: ${errorMessage(err)}`, startedAt: null, endedAt: now };
-            }
-          }
-          settle(ctx, entry, outcome, ctx.clock.now());
-          settled++;
+      if (state.state === 'running') running.push({ entry, startedAt: state.startedAt ?? now, heartbeatAt: state.heartbeatAt ?? null });
+      else if (state.state === 'lost') finished.push({ entry, outcome: { exitCode: null, signal: null, reason: state.reason, startedAt: null, endedAt: now } });
+      else if (state.state === 'done') {
+        let outcome: Outcome;
+        try {
+          outcome = await backend.fetch(entry.handle);
+        } catch (err) {
+          outcome = { exitCode: null, signal: null, reason: `could not read the result: ${errorMessage(err)}`, startedAt: null, endedAt: now };
         }
-      } catch (err) {
-        ctx.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, message: errorMessage(err) });
+        finished.push({ entry, outcome });
       }
     }
+    // One transaction for the whole batch: per-item faults become events, not a rolled-back pass.
+    ctx.tx(() => {
+      for (const r of running) guarded(ctx, r.entry, () => observeRunning(ctx, r.entry, r.startedAt, r.heartbeatAt));
+      const at = ctx.clock.now();
+      for (const f of finished) guarded(ctx, f.entry, () => (settle(ctx, f.entry, f.outcome, at), settled++));
+    });
   }
   return settled;
+}
+
+function guarded(ctx: Ctx, entry: LedgerEntry, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    ctx.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, jobId: entry.kind === 'job' ? Number(entry.refId) : null, message: errorMessage(err) });
+  }
 }
 
 function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbeatAt: number | null): void {

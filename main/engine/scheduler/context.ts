@@ -44,6 +44,8 @@ export interface PassReport {
   submitted: number;
   settled: number;
   faults: number;
+  /** Milliseconds spent in each step, for metrics and benchmarks. */
+  steps: Record<string, number>;
 }
 
 /** Definitions cached in memory, reloaded only when `defs_version` moves. */
@@ -108,9 +110,10 @@ export class Ctx {
   /** Run `fn` in a transaction and publish its events after commit (dropped on rollback). */
   tx<T>(fn: () => T): T {
     const mark = this.pendingEvents.length;
+    const outermost = !this.store.db.inTransaction;
     try {
-      const out = this.store.tx(fn);
-      this.flush();
+      const out = this.store.tx(fn); // nested: a savepoint, so one item's failure rolls back only that item
+      if (outermost) this.flush();
       return out;
     } catch (err) {
       this.pendingEvents.length = mark;

@@ -13,14 +13,11 @@ export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, suc
   const timing = def.timing;
 
   if (success) {
-    const next = { ...t };
-    if (!run.manual) {
-      if (timing?.mode === 'at') next.state = 'fired';
-      if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) next.nextRunAt = nextRunAt(timing, now, def.tz);
-      next.attempts = 0;
-      next.firstDueAt = null;
-    }
-    ctx.store.routines.saveTrigger(next, now);
+    if (run.manual) return;
+    const next = { ...t, attempts: 0, firstDueAt: null };
+    if (timing?.mode === 'at') next.state = 'fired';
+    if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) next.nextRunAt = nextRunAt(timing, now, def.tz);
+    if (next.state !== t.state || next.nextRunAt !== t.nextRunAt || t.attempts !== 0 || t.firstDueAt !== null) ctx.store.routines.saveTrigger(next, now);
     return;
   }
 

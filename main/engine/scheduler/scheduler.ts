@@ -37,10 +37,12 @@ export class Scheduler {
     const ctx = this.ctx;
     const now = ctx.clock.now();
     const t0 = performance.now();
-    const report: PassReport = { at: now, durationMs: 0, fired: 0, submitted: 0, settled: 0, faults: 0 };
+    const report: PassReport = { at: now, durationMs: 0, fired: 0, submitted: 0, settled: 0, faults: 0, steps: {} };
     const step = async (name: string, fn: () => unknown): Promise<void> => {
+      const started = performance.now();
       try {
         await fn();
+        report.steps[name] = performance.now() - started;
       } catch (err) {
         report.faults++;
         try {

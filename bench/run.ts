@@ -1,0 +1,34 @@
+// `npm run bench [-- name…]`: run benchmarks, print JSON, write bench/results/latest.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchPass } from './pass.js';
+
+const BENCHES: Record<string, () => Promise<unknown>> = {
+  pass: benchPass,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !BENCHES[w]);
+if (unknown.length) {
+  process.stderr.write(`unknown bench: ${unknown.join(', ')} (have: ${Object.keys(BENCHES).join(', ')})\n`);
+  process.exit(2);
+}
+const results: unknown[] = [];
+for (const [name, fn] of Object.entries(BENCHES)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  process.stderr.write(`bench ${name}…\n`);
+  results.push(await fn());
+}
+const report = {
+  at: new Date().toISOString(),
+  node: process.version,
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? 'unknown',
+  results,
+};
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
+mkdirSync(root, { recursive: true });
+writeFileSync(join(root, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
