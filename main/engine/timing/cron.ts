@@ -5,9 +5,11 @@
 //
 // Our own checker runs first so every rejection names its field and says why; cron-parser then
 // expands the fields (and must agree the expression is valid). We do not use cron-parser's
-// iterator: around DST it moves a skipped fixed time by the gap's length instead of to the end of
-// the gap, never fires a stepped hour (`1-23/3`) in the repeated hour, misses sub-hour folds, and
-// treats `*/15 2 * * *` as "every 15 minutes of the hour after the gap". calendar.ts does the search.
+// iterator, because of what it does around DST (5.10.6): it moves a skipped fixed time by the
+// gap's length (02:30 → 03:30) instead of to the end of the gap (03:00); it fires a stepped hour
+// (`1-23/3`) or a minute wildcard with a fixed hour (`*/15 1 * * *`) only in the first pass of a
+// repeated hour; it misses sub-hour folds (Lord Howe); and it runs `*/15 2 * * *` every 15 minutes
+// of the hour after a gap. calendar.ts does the search instead.
 
 import { CronExpressionParser } from 'cron-parser';
 import type { CalendarSpec } from './calendar.js';
@@ -110,7 +112,7 @@ function compile(expr: string): CompiledCron | string {
   times.sort((a, b) => a - b);
 
   const flags = (values: number[], size: number, map: (v: number) => number = (v) => v): boolean[] => {
-    const out = new Array<boolean>(size).fill(false);
+    const out = Array.from({ length: size }, () => false);
     for (const v of values) out[map(v)] = true;
     return out;
   };
@@ -128,7 +130,7 @@ function compile(expr: string): CompiledCron | string {
 /** The field's allowed values as flags (index = value), or the reason it is invalid. */
 function checkField(field: FieldSpec, text: string): boolean[] | string {
   const { name, min, max } = field;
-  const set = new Array<boolean>(max + 1).fill(false);
+  const set = Array.from({ length: max + 1 }, () => false);
   for (const item of text.split(',')) {
     if (item === '') return `${name}: empty item in list "${text}"`;
     const slash = item.split('/');
@@ -170,7 +172,7 @@ function value(field: FieldSpec, text: string): number | string {
   if (/^\d+$/.test(text)) v = Number(text);
   else {
     const i = names ? names.indexOf(text.toLowerCase()) : -1;
-    if (i < 1 && !(i === 0 && name === 'day-of-week')) {
+    if (i < 0) {
       const special = /[LW#?H]/.test(text) ? ' (L, W, #, ? and H are not supported)' : '';
       const hint = names ? ` or a name (${names.filter(Boolean).slice(0, 3).join(', ')}, …)` : '';
       return `${name}: "${text}" is not a number${hint}${special}`;

@@ -15,6 +15,9 @@ export { TimingError } from './errors.js';
 export { parseRuntimes } from './runtimes.js';
 export { cycleDay, instantsOfWall, localToUtc, wallTime, type LocalDateTime, type WallTime } from './tz.js';
 
+/** Dates stop at ±8.64e15 ms; keep ten years of headroom for the search. */
+const MAX_INSTANT_MS = 8.64e15 - 366 * 10 * 86_400_000;
+
 /**
  * The next instant strictly after `afterMs` at which the timing fires in `tz`, or null if it never
  * will (an `at` in the past).
@@ -25,7 +28,7 @@ export { cycleDay, instantsOfWall, localToUtc, wallTime, type LocalDateTime, typ
  * Throws TimingError on invalid timing, an unknown zone or a non-finite reference.
  */
 export function nextRunAt(timing: Timing, afterMs: number, tz: string): number | null {
-  if (typeof afterMs !== 'number' || !Number.isFinite(afterMs)) {
+  if (typeof afterMs !== 'number' || !(Math.abs(afterMs) <= MAX_INSTANT_MS)) {
     throw new TimingError(`reference time must be a finite number of epoch milliseconds, got ${String(afterMs)}`);
   }
   assertTimeZone(tz);

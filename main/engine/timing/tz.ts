@@ -199,6 +199,7 @@ function firstChange(lo: number, hi: number, before: number, tz: string): number
  * fall-back fold, none in a spring-forward gap (then `gapEnd` is the first instant after the gap).
  */
 export function instantsOfWall(wall: number, tz: string): { instants: number[]; gapEnd: number | null } {
+  assertTimeZone(tz);
   const z = zoneDay(Math.floor(wall / DAY_MS), tz);
   const x0 = wall - z.before;
   if (z.before === z.after) return { instants: [x0], gapEnd: null };

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { DurationError, formatDuration, parseDuration } from '../../../main/engine/timing/duration.js';
+import { TimingError } from '../../../main/engine/timing/errors.js';
+
+describe('parseDuration accepts positive durations in short and long forms', () => {
+  it.each([
+    ['500ms', 500],
+    ['1 millisecond', 1],
+    ['30s', 30_000],
+    ['1 second', 1000],
+    ['90 sec', 90_000],
+    ['30m', 1_800_000],
+    ['5 minutes', 300_000],
+    ['1 min', 60_000],
+    ['2h', 7_200_000],
+    ['2 hours', 7_200_000],
+    ['1 hr', 3_600_000],
+    ['1d', 86_400_000],
+    ['3 days', 259_200_000],
+    ['  5m  ', 300_000],
+    ['5M', 300_000],
+    ['+5m', 300_000],
+  ])('%s → %i ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it('rounds fractions to whole milliseconds', () => {
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('0.5s')).toBe(500);
+    expect(parseDuration('.25s')).toBe(250);
+    expect(parseDuration('2.5ms')).toBe(3);
+    expect(parseDuration('1.4ms')).toBe(1);
+  });
+
+  it('adds up compound durations', () => {
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('1h 30m 15s')).toBe(5_415_000);
+    expect(parseDuration('1d 12h')).toBe(129_600_000);
+  });
+
+  it('takes numbers as milliseconds, rounded', () => {
+    expect(parseDuration(1500)).toBe(1500);
+    expect(parseDuration(1.6)).toBe(2);
+  });
+});
+
+describe('parseDuration rejects with the reason', () => {
+  it.each([
+    ['', /is empty/],
+    ['   ', /is empty/],
+    ['0s', /must be positive/],
+    ['0 minutes', /must be positive/],
+    ['-5m', /must be positive/],
+    ['- 1h', /must be positive/],
+    ['5', /"5" has no unit/],
+    ['0', /"0" has no unit/],
+    ['abc', /"abc" is not a number with a unit/],
+    ['m5', /is not a number with a unit/],
+    ['1e3ms', /unknown unit "e"/],
+    ['1h30', /cannot read "30"/],
+    ['5 fortnights', /unknown unit "fortnights"/],
+    ['5 mo', /unknown unit "mo"/],
+    ['0.0001ms', /rounds to zero milliseconds/],
+    ['0.4ms', /rounds to zero milliseconds/],
+    ['9999999999999999d', /too large/],
+  ])('%j → %s', (text, why) => {
+    expect(() => parseDuration(text)).toThrow(why);
+  });
+
+  it.each([
+    [0, /must be positive/],
+    [-1, /must be positive/],
+    [0.4, /rounds to zero/],
+    [Number.NaN, /finite/],
+    [Number.POSITIVE_INFINITY, /finite/],
+  ])('number %d → %s', (n, why) => {
+    expect(() => parseDuration(n)).toThrow(why);
+  });
+
+  it('throws DurationError, a TimingError', () => {
+    let caught: unknown;
+    try {
+      parseDuration('soon');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(DurationError);
+    expect(caught).toBeInstanceOf(TimingError);
+  });
+});
+
+describe('formatDuration', () => {
+  it('writes the shortest exact form', () => {
+    expect(formatDuration(90_000)).toBe('90s');
+    expect(formatDuration(3_600_000)).toBe('1h');
+    expect(formatDuration(5_400_000)).toBe('90m');
+    expect(formatDuration(86_400_000)).toBe('1d');
+    expect(formatDuration(1500)).toBe('1500ms');
+  });
+
+  it('round-trips through parseDuration', () => {
+    for (const ms of [1, 999, 1000, 61_000, 3_600_000, 90_061_001, 172_800_000]) {
+      expect(parseDuration(formatDuration(ms))).toBe(ms);
+    }
+  });
+});
