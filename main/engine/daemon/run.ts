@@ -1,17 +1,47 @@
-// `tend daemon run`: own the data dir, run the pass every TEND_DAEMON_INTERVAL_MS, stop cleanly
-// within a slice of a second on SIGINT/SIGTERM, pass on SIGUSR2.
+// `tend daemon run`: own the data dir, serve the API, run the pass every TEND_DAEMON_INTERVAL_MS,
+// write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM,
+// pass at once on SIGUSR2.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApi, type ApiServer } from '../api/server.js';
+import { paths } from '../datadir.js';
 import { Engine } from '../engine.js';
+import { tendVersion } from '../version.js';
+import { RotatingLog } from './log.js';
 import { claimOwnership, type Ownership } from './ownership.js';
+import { writeState, type DaemonState } from './state.js';
 
 export interface RunOptions {
   dataDir: string;
   intervalMs?: number;
-  log?: (line: string) => void;
+  /** Also print log lines to stderr (foreground use). */
+  echo?: boolean;
+  api?: boolean;
+}
+
+/** The built renderer, served in browser mode (absent until the UI is built). */
+export function rendererDir(): string | null {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const candidate of [join(here, '..', '..', '..', 'renderer'), join(here, '..', '..', '..', '..', 'dist', 'renderer')]) {
+    if (existsSync(join(candidate, 'index.html'))) return candidate;
+  }
+  return null;
 }
 
 export async function runDaemon(o: RunOptions): Promise<number> {
-  const log = o.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`));
-  const intervalMs = o.intervalMs ?? parseInterval(process.env.TEND_DAEMON_INTERVAL_MS);
+  const file = new RotatingLog(paths(o.dataDir).log);
+  const log = (line: string) => {
+    file.write(line);
+    if (o.echo ?? true) process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  };
+  let intervalMs: number;
+  try {
+    intervalMs = o.intervalMs ?? parseInterval(process.env.TEND_DAEMON_INTERVAL_MS);
+  } catch (err) {
+    log(`tend daemon: ${(err as Error).message}`);
+    return 2;
+  }
   let own: Ownership;
   try {
     own = claimOwnership(o.dataDir);
@@ -19,9 +49,46 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     log(`tend daemon: ${(err as Error).message}`);
     return 1;
   }
-  const engine = new Engine({ dataDir: o.dataDir, intervalMs });
+  let engine: Engine;
+  try {
+    engine = new Engine({ dataDir: o.dataDir, intervalMs });
+  } catch (err) {
+    log(`tend daemon: ${(err as Error).message}`);
+    own.release();
+    return 1;
+  }
+  let api: ApiServer | null = null;
+  if (o.api ?? process.env.TEND_API !== 'off') {
+    try {
+      api = await startApi(engine, { rendererDir: rendererDir() });
+      log(`API at ${api.url} (token in ${paths(o.dataDir).api}); open ${api.url}/#token=${api.token}`);
+    } catch (err) {
+      log(`tend daemon: API not started: ${(err as Error).message}`);
+    }
+  }
+  const state: DaemonState = {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    lastHeartbeat: new Date().toISOString(),
+    version: tendVersion(),
+    api: api ? { url: api.url } : null,
+    intervalMs,
+    lastPass: null,
+    clockJumps: 0,
+  };
+  writeState(o.dataDir, state);
   engine.bus.on('event', (e) => {
+    if (e.type === 'clock:jump') state.clockJumps++;
     if (e.level !== 'info') log(`${e.level.toUpperCase()} ${e.type} ${e.routineId ?? (e.jobId !== null ? `job ${e.jobId}` : '')} ${e.message}`);
+  });
+  engine.bus.on('pass', (p) => {
+    state.lastHeartbeat = new Date().toISOString();
+    state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
+    try {
+      writeState(o.dataDir, state);
+    } catch {
+      /* next pass tries again */
+    }
   });
   let resolveStop!: () => void;
   const stopped = new Promise<void>((r) => (resolveStop = r));
@@ -34,6 +101,7 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   engine.start();
   await stopped;
   log('tend daemon stopping (running jobs keep running; the next daemon adopts them)');
+  await api?.close().catch(() => undefined);
   await engine.stop();
   engine.store.close();
   own.release();

@@ -1,0 +1,37 @@
+// A run's output as server-sent events, as it is written (the UI's live log view).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { followLog } from '../../../worker/local/logs.js';
+import type { Engine } from '../engine.js';
+import { notFound, TendError } from '../errors.js';
+
+export async function followRoute(engine: Engine, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { id } = req.params as { id: string };
+  const q = req.query as { stream?: string; tailBytes?: string };
+  const stream = q.stream ?? 'stdout';
+  if (stream !== 'stdout' && stream !== 'stderr') throw new TendError('INVALID', 'stream must be stdout or stderr', [{ path: 'stream', message: 'stdout or stderr' }]);
+  const tailBytes = q.tailBytes === undefined ? 64 * 1024 : Number(q.tailBytes);
+  if (!Number.isSafeInteger(tailBytes) || tailBytes < 0 || tailBytes > 4 * 1024 * 1024) throw new TendError('INVALID', 'tailBytes out of range', [{ path: 'tailBytes', message: 'an integer from 0 to 4194304' }]);
+  const run = engine.store.runs.get(id);
+  if (!run) throw notFound(`run ${id}`);
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.write(': following\n\n');
+  const stop = new AbortController();
+  req.raw.on('close', () => stop.abort());
+  res.on('close', () => stop.abort());
+  if (!run.runDir) {
+    res.write(`event: end\ndata: {"reason":"not started"}\n\n`);
+    res.end();
+    return;
+  }
+  try {
+    for await (const chunk of followLog(run.runDir, stream, { signal: stop.signal, tailBytes })) {
+      res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
+    }
+    if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"finished"}\n\n`);
+  } catch (err) {
+    if (!stop.signal.aborted) res.write(`event: end\ndata: ${JSON.stringify({ reason: (err as Error).message })}\n\n`);
+  }
+  res.end();
+}

@@ -1,0 +1,145 @@
+// The HTTP API: every contract channel as a route (routes.ts), bearer-token auth on every route
+// but /health, server-sent events for engine events and log follows, an OpenAPI document.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Engine } from '../engine.js';
+import { TendError, toResultError } from '../errors.js';
+import type { EventRow } from '../store/events.js';
+import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
+import { dispatch, makeMethods } from './methods.js';
+import { openApiDocument } from './openapi.js';
+import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from './routes.js';
+import { followRoute } from './follow.js';
+import { serveRenderer } from './static.js';
+
+export interface ApiOptions {
+  host?: string;
+  port?: number;
+  /** Reuse the token of an existing api.json (bookmarked browser sessions keep working). */
+  token?: string;
+  bodyLimit?: number;
+  rendererDir?: string | null;
+  /** Extra routes (the worker pool) registered by other modules. */
+  plugins?: ((app: FastifyInstance, ctx: ApiContext) => void)[];
+}
+
+export interface ApiContext {
+  engine: Engine;
+  /** Scope check for routes registered by plugins. */
+  principal(req: FastifyRequest): Principal | null;
+}
+
+export interface ApiServer {
+  app: FastifyInstance;
+  url: string;
+  token: string;
+  /** Every registered route with its scope: what the auth tests enumerate. */
+  routes: { method: string; url: string; scope: Scope }[];
+  close(): Promise<void>;
+}
+
+const STATUS: Record<string, number> = { INVALID: 400, NOT_FOUND: 404, CONFLICT: 409, REFUSED: 409, UNAVAILABLE: 503, INTERNAL: 500 };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiServer> {
+  const host = o.host ?? process.env.TEND_API_HOST ?? '127.0.0.1';
+  const port = o.port ?? Number(process.env.TEND_API_PORT ?? 0);
+  const token = o.token ?? readApiFile(engine.dataDir)?.token ?? newToken();
+  const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 1024 * 1024, return503OnClosing: true });
+  const routes: ApiServer['routes'] = [];
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    for (const m of methods) if (m !== 'HEAD') routes.push({ method: m, url: r.url, scope: (r.config as { scope?: Scope } | undefined)?.scope ?? 'admin' });
+  });
+
+  // Every route needs a token unless it says `scope: 'public'`; a route that forgets to say
+  // anything is admin-only.
+  app.addHook('onRequest', async (req, reply) => {
+    const scope: Scope = req.routeOptions.config?.scope ?? 'admin';
+    if (scope === 'public' || !req.routeOptions.url) return;
+    const who = authenticate(engine.store, token, req.headers.authorization);
+    if (!who) return sendError(reply, 401, { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' });
+    if (who.kind === 'worker' && scope !== 'worker') return sendError(reply, 403, { code: 'FORBIDDEN', message: `a worker token (${who.computer}) cannot call this route` });
+    req.principal = who;
+  });
+
+  app.setErrorHandler((raw, _req, reply) => {
+    const err = raw as Error & { statusCode?: number };
+    if (err instanceof TendError) return sendError(reply, STATUS[err.code] ?? 400, toResultError(err));
+    const status = err.statusCode;
+    if (status && status >= 400 && status < 500) return sendError(reply, status, { code: 'BAD_REQUEST', message: err.message });
+    engine.scheduler.ctx.log({ type: 'api:fault', level: 'error', message: err.message });
+    return sendError(reply, 500, { code: 'INTERNAL', message: err.message });
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, 404, { code: 'NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
+
+  const methods = makeMethods(engine);
+  for (const [channel, spec] of Object.entries(ROUTES) as [Channel, RouteSpec][]) {
+    app.route({
+      method: spec.method,
+      url: spec.path,
+      config: { scope: spec.scope },
+      handler: async (req) => {
+        const input = { ...(req.query as object), ...((req.body as object | null) ?? {}), ...(req.params as object) };
+        if (req.body !== undefined && req.body !== null && (typeof req.body !== 'object' || Array.isArray(req.body))) {
+          throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
+        }
+        return { ok: true, value: await dispatch(methods, channel, input) };
+      },
+    });
+  }
+
+  const extra = (k: keyof typeof EXTRA_ROUTES) => ({ method: EXTRA_ROUTES[k].method, url: EXTRA_ROUTES[k].path, config: { scope: EXTRA_ROUTES[k].scope } });
+  app.route({ ...extra('health'), handler: async () => ({ ok: true, value: { status: 'ok', pid: process.pid } }) });
+  app.route({ ...extra('openapi'), handler: async () => openApiDocument() });
+  app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, req, reply) });
+  app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, req, reply) });
+
+  const ctx: ApiContext = { engine, principal: (req) => req.principal };
+  for (const plugin of o.plugins ?? []) plugin(app, ctx);
+  if (o.rendererDir) serveRenderer(app, o.rendererDir);
+
+  await app.listen({ host, port });
+  const addr = app.server.address();
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  writeApiFile(engine.dataDir, { url, token, pid: process.pid });
+  return { app, url, token, routes, close: () => app.close() };
+}
+
+function sendError(reply: FastifyReply, status: number, error: { code: string; message: string; issues?: unknown }) {
+  return reply.code(status).send({ ok: false, error });
+}
+
+/** Server-sent events: `event` rows as they are appended; `?after=ID` replays what was missed. */
+async function eventStream(engine: Engine, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const q = req.query as { after?: string };
+  const after = q.after !== undefined ? Number(q.after) : NaN;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  const send = (e: EventRow) => res.write(`id: ${e.id}\nevent: event\ndata: ${JSON.stringify(e)}\n\n`);
+  if (Number.isSafeInteger(after) && after >= 0) for (const e of engine.store.events.after(after, 1000)) send(e);
+  res.write(': connected\n\n');
+  const onEvent = (e: EventRow) => send(e);
+  const onPass = (p: unknown) => res.write(`event: pass\ndata: ${JSON.stringify(p)}\n\n`);
+  engine.bus.on('event', onEvent);
+  engine.bus.on('pass', onPass);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  await new Promise<void>((resolve) => {
+    req.raw.on('close', resolve);
+    res.on('close', resolve);
+  });
+  clearInterval(keepAlive);
+  engine.bus.off('event', onEvent);
+  engine.bus.off('pass', onPass);
+}

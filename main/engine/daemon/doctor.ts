@@ -1,0 +1,82 @@
+// `tend daemon doctor`: actionable findings, each saying what to do.
+import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { paths } from '../datadir.js';
+import type { Store } from '../store/store.js';
+import { isLiveOwner, readPidRecord } from './ownership.js';
+import { heartbeatFresh, readState } from './state.js';
+
+export type Severity = 'ok' | 'info' | 'warn' | 'error';
+
+export interface Finding {
+  id: string;
+  severity: Severity;
+  message: string;
+  action: string | null;
+}
+
+const LOW_DISK_BYTES = 1024 ** 3;
+const BIG_LOG_BYTES = 50 * 1024 ** 2;
+const WORKER_SILENT_MS = 5 * 60_000;
+
+export function doctor(dataDir: string, store: Store | null, now: number): Finding[] {
+  const out: Finding[] = [];
+  const p = paths(dataDir);
+  const add = (id: string, severity: Severity, message: string, action: string | null = null) => out.push({ id, severity, message, action });
+
+  const rec = readPidRecord(dataDir);
+  if (rec && !isLiveOwner(rec)) add('stale-pidfile', 'warn', `daemon.pid names pid ${rec.pid}, which is not running`, 'run `tend daemon ensure`: it takes over stale ownership');
+  else if (!rec) add('no-daemon', 'info', 'no daemon owns the data dir: nothing is being scheduled', 'run `tend daemon ensure`, or `tend service install --start`');
+  else {
+    const state = readState(dataDir);
+    if (!heartbeatFresh(state, now)) add('stale-heartbeat', 'error', `daemon pid ${rec.pid} is alive but its last heartbeat is ${state ? state.lastHeartbeat : 'missing'}`, 'look at daemon.log; `tend daemon restart` if it is stuck');
+    if (state && state.clockJumps > 0) add('clock-jumps', 'info', `${state.clockJumps} clock jump(s) or sleep(s) seen since the daemon started; misfire policies were applied`, null);
+  }
+
+  try {
+    accessSync(dataDir, constants.W_OK | constants.R_OK);
+  } catch {
+    add('data-dir-permissions', 'error', `data dir ${dataDir} is not readable and writable by this user`, `fix its ownership: chown -R $USER ${dataDir}`);
+  }
+  if (existsSync(p.api)) {
+    const mode = statSync(p.api).mode & 0o777;
+    if (mode & 0o077) add('api-token-permissions', 'error', `api.json is mode ${mode.toString(8)}: other users can read the API token`, `chmod 600 ${p.api}`);
+  }
+  try {
+    const fs = statfsSync(dataDir);
+    const free = fs.bavail * fs.bsize;
+    if (free < LOW_DISK_BYTES) add('low-disk', 'warn', `only ${(free / 1024 ** 2).toFixed(0)} MiB free where the data dir is`, 'free space or move TEND_DATA_DIR; below 100 MiB the local backend pauses');
+  } catch {
+    /* statfs unsupported */
+  }
+  for (const f of existsSync(dataDir) ? readdirSync(dataDir) : []) {
+    if (!f.startsWith('daemon.log')) continue;
+    const size = statSync(join(dataDir, f)).size;
+    if (size > BIG_LOG_BYTES) add('oversized-log', 'warn', `${f} is ${(size / 1024 ** 2).toFixed(0)} MiB`, `remove old rotations: rm ${join(dataDir, f)}`);
+  }
+
+  if (store) {
+    const integrity = store.db.pragma('quick_check') as { quick_check: string }[];
+    if (integrity.length !== 1 || integrity[0]!.quick_check !== 'ok') add('database-integrity', 'error', `tend.db failed its integrity check: ${integrity[0]?.quick_check}`, 'stop the daemon, copy tend.db aside, and restore it from a backup');
+    const midnight = new Date(now);
+    midnight.setHours(0, 0, 0, 0);
+    const errors = new Set<string>();
+    const delayed = new Set<string>();
+    for (const r of store.runs.since(midnight.getTime())) {
+      const latest = store.runs.latest(r.routineId);
+      if (latest?.id !== r.id) continue;
+      if (r.status === 'ERROR') errors.add(r.routineId);
+      if (r.status === 'DELAYED') delayed.add(r.routineId);
+    }
+    for (const id of errors) add('routine-error', 'error', `${id} is in ERROR: ${store.runs.latest(id)?.reason ?? ''}`, `look at \`tend logs ${id} --stream stderr\`, fix it, then \`tend routine restart ${id}\``);
+    for (const id of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${store.runs.latest(id)?.reason ?? ''}`, 'check its dependencies, free slots and backend health (`tend routine show`)');
+    const workers = store.db.prepare(`SELECT computer, last_seen FROM workers`).all() as { computer: string; last_seen: number | null }[];
+    for (const w of workers) {
+      if (w.last_seen === null || now - w.last_seen > WORKER_SILENT_MS) {
+        add('worker-not-seen', 'warn', `worker ${w.computer} not seen since ${w.last_seen ? new Date(w.last_seen).toISOString() : 'ever'}`, `start it: tend worker --server URL --token TOKEN --computer ${w.computer}`);
+      }
+    }
+  }
+  if (out.length === 0) add('all-good', 'ok', 'nothing to report', null);
+  return out;
+}

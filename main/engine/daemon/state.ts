@@ -1,0 +1,36 @@
+// daemon.state.json: written atomically each pass, read by `status`, `doctor` and attaching apps.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { paths } from '../datadir.js';
+
+export interface DaemonState {
+  pid: number;
+  startedAt: string;
+  lastHeartbeat: string;
+  version: string;
+  api: { url: string } | null;
+  intervalMs: number;
+  lastPass: { durationMs: number; fired: number; submitted: number; settled: number; faults: number } | null;
+  clockJumps: number;
+}
+
+export function writeState(dataDir: string, state: DaemonState): void {
+  const p = paths(dataDir).state;
+  const tmp = `${p}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(tmp, p);
+}
+
+export function readState(dataDir: string): DaemonState | null {
+  try {
+    return JSON.parse(readFileSync(paths(dataDir).state, 'utf8')) as DaemonState;
+  } catch {
+    return null;
+  }
+}
+
+/** Fresh when the last heartbeat is younger than three intervals (at least 10 s). */
+export function heartbeatFresh(state: DaemonState | null, now: number): boolean {
+  if (!state) return false;
+  const age = now - Date.parse(state.lastHeartbeat);
+  return age >= -5000 && age <= Math.max(10_000, 3 * state.intervalMs);
+}
