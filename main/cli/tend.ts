@@ -8,6 +8,8 @@ import { register as registerNext } from './commands/next.js';
 import { register as registerLogs } from './commands/logs.js';
 import { register as registerRoutine, registerControl } from './commands/routine.js';
 import { register as registerSchedule } from './commands/schedule.js';
+import { register as registerService } from './commands/service.js';
+import { register as registerWorker } from './commands/worker.js';
 import { fail } from './io.js';
 import { tendVersion } from '../engine/version.js';
 
@@ -24,6 +26,8 @@ registerLogs(program);
 registerSchedule(program);
 registerJob(program);
 registerDaemon(program);
+registerService(program);
+registerWorker(program);
 registerNext(program);
 
 try {

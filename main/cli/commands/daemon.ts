@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
-import { action, dataDirPath } from '../io.js';
+import { fileURLToPath } from 'node:url';
+import { action, dataDirPath, print, table } from '../io.js';
+
+/** This command's own entry file, for spawning daemons and writing service units. */
+export const ENTRY = fileURLToPath(new URL('../tend.js', import.meta.url));
 
 export function register(program: Command): void {
   const daemon = program.command('daemon').description('the headless scheduler that owns the data dir');
@@ -7,11 +11,115 @@ export function register(program: Command): void {
   daemon
     .command('run')
     .description('run the scheduler in the foreground (TEND_DAEMON_INTERVAL_MS, default 1000)')
+    .option('--quiet', 'log to daemon.log only')
     .action(
-      action(async () => {
+      action(async (o: { quiet?: boolean }) => {
         const { runDaemon } = await import('../../engine/daemon/run.js');
-        const code = await runDaemon({ dataDir: await dataDirPath() });
-        process.exitCode = code;
+        process.exitCode = await runDaemon({ dataDir: await dataDirPath(), echo: !o.quiet });
+      }),
+    );
+
+  daemon
+    .command('ensure')
+    .description('start a detached daemon unless one owns the data dir; return once it answers')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const { ensureDaemon } = await import('../../engine/daemon/control.js');
+        const r = await ensureDaemon(await dataDirPath(), ENTRY);
+        print(o.json, r, () => `${r.started ? 'started' : 'already running:'} daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}`);
+      }),
+    );
+
+  daemon
+    .command('stop')
+    .description('stop the daemon and wait until it has exited (running jobs keep running)')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const { stopDaemon } = await import('../../engine/daemon/control.js');
+        const pid = await stopDaemon(await dataDirPath());
+        print(o.json, { stopped: pid }, () => (pid === null ? 'no daemon was running' : `stopped daemon ${pid}`));
+      }),
+    );
+
+  daemon
+    .command('restart')
+    .description('stop, wait for the old daemon to exit, start a new one')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const { ensureDaemon, stopDaemon } = await import('../../engine/daemon/control.js');
+        const dir = await dataDirPath();
+        const old = await stopDaemon(dir);
+        const r = await ensureDaemon(dir, ENTRY);
+        print(o.json, { stopped: old, ...r }, () => `${old === null ? '' : `stopped ${old}, `}started daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}`);
+      }),
+    );
+
+  daemon
+    .command('status')
+    .description('ownership, heartbeat, queue counts, next due work, recent failures; exit 0 when healthy')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const [{ daemonStatus, hasDatabase }, { Store }, { paths }] = await Promise.all([
+          import('../../engine/daemon/status.js'),
+          import('../../engine/store/store.js'),
+          import('../../engine/datadir.js'),
+        ]);
+        const dir = await dataDirPath();
+        const store = hasDatabase(dir) ? Store.open(paths(dir).db, { readonly: true }) : null;
+        try {
+          const s = daemonStatus(dir, store, Date.now());
+          print(o.json, s, () =>
+            [
+              `data dir:  ${s.dataDir}`,
+              `daemon:    ${s.owner ? `pid ${s.owner.pid} ${s.owner.alive ? 'running' : 'NOT running (stale pidfile)'}` : 'none'}${s.healthy ? ', healthy' : ''}`,
+              `heartbeat: ${s.heartbeat.last ?? '-'}${s.heartbeat.ageMs !== null ? ` (${Math.round(s.heartbeat.ageMs / 1000)}s ago${s.heartbeat.fresh ? '' : ', stale'})` : ''}`,
+              `api:       ${s.api?.url ?? '-'}`,
+              `today:     ${Object.entries(s.runs).map(([k, v]) => `${k} ${v}`).join(', ') || 'no runs'}`,
+              `jobs:      ${Object.entries(s.jobs).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+              `in flight: ${s.inFlight}`,
+              `next due:  ${s.nextDue ? `${s.nextDue.routineId} at ${s.nextDue.at}` : '-'}`,
+              ...(s.recentFailures.length ? ['recent failures:', table(s.recentFailures.map((f) => [f.at, f.routineId, f.reason ?? '']))] : []),
+            ].join('\n'),
+          );
+          process.exitCode = s.healthy ? 0 : 1;
+        } finally {
+          store?.close();
+        }
+      }),
+    );
+
+  daemon
+    .command('doctor')
+    .description('actionable findings: stale pidfile, database integrity, permissions, disk, logs, failing routines, silent workers')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const [{ doctor }, { hasDatabase }, { Store }, { paths }] = await Promise.all([
+          import('../../engine/daemon/doctor.js'),
+          import('../../engine/daemon/status.js'),
+          import('../../engine/store/store.js'),
+          import('../../engine/datadir.js'),
+        ]);
+        const dir = await dataDirPath();
+        let store = null;
+        let openError: string | null = null;
+        try {
+          store = hasDatabase(dir) ? Store.open(paths(dir).db, { readonly: true }) : null;
+        } catch (err) {
+          openError = (err as Error).message;
+        }
+        try {
+          const findings = doctor(dir, store, Date.now());
+          if (openError) findings.unshift({ id: 'database-unreadable', severity: 'error', message: openError, action: 'move tend.db aside and restore it from a backup' });
+          print(o.json, findings, () => findings.map((f) => `[${f.severity}] ${f.message}${f.action ? `\n        → ${f.action}` : ''}`).join('\n'));
+          process.exitCode = findings.some((f) => f.severity === 'error') ? 1 : 0;
+        } finally {
+          store?.close();
+        }
       }),
     );
 }

@@ -33,7 +33,8 @@ export function doctor(dataDir: string, store: Store | null, now: number): Findi
     if (state && state.clockJumps > 0) add('clock-jumps', 'info', `${state.clockJumps} clock jump(s) or sleep(s) seen since the daemon started; misfire policies were applied`, null);
   }
 
-  try {
+  if (!existsSync(dataDir)) add('no-data-dir', 'info', `data dir ${dataDir} does not exist yet: it is created on first use`, null);
+  else try {
     accessSync(dataDir, constants.W_OK | constants.R_OK);
   } catch {
     add('data-dir-permissions', 'error', `data dir ${dataDir} is not readable and writable by this user`, `fix its ownership: chown -R $USER ${dataDir}`);

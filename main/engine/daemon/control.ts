@@ -1,0 +1,84 @@
+// ensure / stop / restart: start a detached daemon when none owns the data dir and return once it
+// answers; stop it and wait until it has exited.
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { paths } from '../datadir.js';
+import { TendError } from '../errors.js';
+import { isLiveOwner, readPidRecord } from './ownership.js';
+import { heartbeatFresh, readState } from './state.js';
+
+export interface EnsureResult {
+  pid: number;
+  started: boolean;
+  url: string | null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(fn: () => T | null | undefined | false, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new TendError('UNAVAILABLE', `timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+function answering(dataDir: string, pid: number): boolean {
+  const st = readState(dataDir);
+  return !!st && st.pid === pid && heartbeatFresh(st, Date.now()) && st.lastPass !== null;
+}
+
+/** Idempotent: a second call with a healthy daemon changes nothing. */
+export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 20_000): Promise<EnsureResult> {
+  const rec = readPidRecord(dataDir);
+  if (rec && isLiveOwner(rec)) {
+    await waitFor(() => answering(dataDir, rec.pid), timeoutMs, `daemon ${rec.pid} to answer`);
+    return { pid: rec.pid, started: false, url: readState(dataDir)?.api?.url ?? null };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const out = openSync(paths(dataDir).log, 'a');
+  const child = spawn(process.execPath, [entry, 'daemon', 'run', '--quiet'], {
+    detached: true,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, TEND_DATA_DIR: dataDir },
+  });
+  child.unref();
+  const pid = child.pid!;
+  let exited: number | null = null;
+  child.on('exit', (code) => (exited = code ?? 1));
+  await waitFor(
+    () => {
+      if (exited !== null) {
+        // Lost the race to another daemon: that one is the owner now.
+        const owner = readPidRecord(dataDir);
+        if (owner && owner.pid !== pid && isLiveOwner(owner)) return true;
+        throw new TendError('UNAVAILABLE', `the daemon exited at start (code ${exited}); see ${paths(dataDir).log}`);
+      }
+      return answering(dataDir, pid);
+    },
+    timeoutMs,
+    'the new daemon to answer',
+  );
+  const owner = readPidRecord(dataDir)!;
+  return { pid: owner.pid, started: owner.pid === pid, url: readState(dataDir)?.api?.url ?? null };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Signal the owner and wait until it has exited. Returns the pid stopped, or null if none ran. */
+export async function stopDaemon(dataDir: string, timeoutMs = 20_000): Promise<number | null> {
+  const rec = readPidRecord(dataDir);
+  if (!rec || !isLiveOwner(rec)) return null;
+  process.kill(rec.pid, 'SIGTERM');
+  await waitFor(() => !alive(rec.pid), timeoutMs, `daemon ${rec.pid} to exit`);
+  return rec.pid;
+}

@@ -1,0 +1,85 @@
+// `tend service …`: a systemd user unit on Linux, a LaunchAgent on macOS. The generated files are
+// plain text (tested by content); the service manager is asked only when it is running.
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import { join } from 'node:path';
+
+export interface ServiceSpec {
+  node: string;
+  entry: string;
+  dataDir: string;
+  /** TEND_DATA_DIR was given explicitly: preserve it in the unit. */
+  explicitDataDir: boolean;
+}
+
+export const SYSTEMD_NAME = 'tend.service';
+export const LAUNCHD_LABEL = 'dev.tend.daemon';
+
+export function systemdUnitPath(home = os.homedir()): string {
+  return join(process.env.XDG_CONFIG_HOME || join(home, '.config'), 'systemd', 'user', SYSTEMD_NAME);
+}
+
+export function launchAgentPath(home = os.homedir()): string {
+  return join(home, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`);
+}
+
+const q = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
+
+export function systemdUnit(s: ServiceSpec): string {
+  return [
+    '[Unit]',
+    'Description=Tend scheduler daemon',
+    'After=default.target',
+    '',
+    '[Service]',
+    'Type=simple',
+    `ExecStart=${q(s.node)} ${q(s.entry)} daemon run --quiet`,
+    ...(s.explicitDataDir ? [`Environment=TEND_DATA_DIR=${q(s.dataDir)}`] : []),
+    'Restart=on-failure',
+    'RestartSec=10',
+    // Jobs live in their own sessions and must outlive a daemon restart.
+    'KillMode=process',
+    '',
+    '[Install]',
+    'WantedBy=default.target',
+    '',
+  ].join('\n');
+}
+
+const x = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export function launchAgent(s: ServiceSpec): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>${LAUNCHD_LABEL}</string>
+  <key>ProgramArguments</key>
+  <array><string>${x(s.node)}</string><string>${x(s.entry)}</string><string>daemon</string><string>run</string><string>--quiet</string></array>
+${s.explicitDataDir ? `  <key>EnvironmentVariables</key><dict><key>TEND_DATA_DIR</key><string>${x(s.dataDir)}</string></dict>\n` : ''}  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
+  <key>ThrottleInterval</key><integer>10</integer>
+  <key>AbandonProcessGroup</key><true/>
+</dict>
+</plist>
+`;
+}
+
+/** Whether the user's systemd instance answers; on machines without it, say so clearly. */
+export function systemdAvailable(): { ok: boolean; reason: string | null } {
+  try {
+    execFileSync('systemctl', ['--user', 'is-system-running'], { stdio: 'pipe', timeout: 5000 });
+    return { ok: true, reason: null };
+  } catch (err) {
+    const e = err as { code?: string; stdout?: Buffer; status?: number };
+    if (e.code === 'ENOENT') return { ok: false, reason: 'systemctl is not installed: systemd does not manage this machine' };
+    const out = e.stdout?.toString().trim() ?? '';
+    // "degraded" exits non-zero but the manager is running.
+    if (['degraded', 'running', 'starting', 'initializing'].includes(out)) return { ok: true, reason: null };
+    return { ok: false, reason: `the systemd user manager is not running here (${out || `exit ${e.status ?? '?'}`})` };
+  }
+}
+
+export function systemctl(args: string[]): string {
+  return execFileSync('systemctl', ['--user', ...args], { stdio: 'pipe', timeout: 15_000 }).toString();
+}
