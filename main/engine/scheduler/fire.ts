@@ -59,26 +59,46 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number): number {
 
 /** Downtime or sleep swallowed one or more due times: apply the routine's misfire policy. */
 function misfired(ctx: Ctx, def: RoutineDef, first: number, now: number): number[] {
-  const cap = ctx.opts.misfireAllCap;
-  const missed = [first];
-  let cursor = first;
-  while (def.timing!.mode !== 'at' && def.timing!.mode !== 'every' && missed.length <= cap + 1) {
-    const n = nextRunAt(def.timing!, cursor, def.tz);
-    if (n === null || n > now) break;
-    missed.push(n);
-    cursor = n;
-  }
-  const chosen = def.misfire === 'skip' ? [] : def.misfire === 'once' ? [missed[missed.length - 1]!] : missed.slice(-cap);
+  const cap = Math.max(1, ctx.opts.misfireAllCap);
+  const { recent, total, exact } = latestMissed(def, first, now, cap);
+  const chosen = def.misfire === 'skip' ? [] : def.misfire === 'once' ? [recent[recent.length - 1]!] : recent;
   ctx.log({
     type: 'trigger:misfire',
     level: 'warn',
     routineId: def.id,
     message:
-      `missed ${missed.length}${missed.length > cap ? '+' : ''} run time(s) since ${new Date(first).toISOString()} ` +
+      `missed ${total}${exact ? '' : '+'} run time(s) since ${new Date(first).toISOString()} ` +
       `(misfire: ${def.misfire}): ${chosen.length === 0 ? 'skipped' : `running ${chosen.length}`}`,
-    data: { missed: missed.length, running: chosen.length, policy: def.misfire },
+    data: { missed: total, running: chosen.length, policy: def.misfire },
   });
   return chosen;
+}
+
+const LOOKBACK_MS = 3_600_000;
+
+/**
+ * The latest `keep` due times in [first, now] (ascending) — `once` runs the most recent one, `all`
+ * the most recent `keep`. Scans back from `now` in doubling windows, so weeks of downtime under a
+ * dense cron cost a bounded amount of work; `exact` says whether `total` counted back to `first`.
+ */
+function latestMissed(def: RoutineDef, first: number, now: number, keep: number): { recent: number[]; total: number; exact: boolean } {
+  const timing = def.timing!;
+  if (timing.mode === 'at' || timing.mode === 'every') return { recent: [first], total: 1, exact: true };
+  for (let span = LOOKBACK_MS; ; span *= 2) {
+    const exact = now - span <= first;
+    const recent = exact ? [first] : [];
+    let total = recent.length;
+    let cursor = exact ? first : now - span;
+    for (;;) {
+      const n = nextRunAt(timing, cursor, def.tz);
+      if (n === null || n > now) break;
+      recent.push(n);
+      if (recent.length > keep) recent.shift();
+      total++;
+      cursor = n;
+    }
+    if (exact || total >= keep) return { recent, total, exact };
+  }
 }
 
 function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {

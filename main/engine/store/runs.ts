@@ -71,17 +71,19 @@ export class RunStore {
   private readonly s;
   private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
   constructor(private readonly db: DB) {
+    // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
+    // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
       insert: db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at)
         VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
-      active: db.prepare(`SELECT * FROM runs WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY scheduled_at, created_at`),
-      activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at`),
-      latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC LIMIT 1`),
-      latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC LIMIT 1`),
-      history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC LIMIT ?`),
-      since: db.prepare(`SELECT * FROM runs WHERE created_at >= ? OR ended_at IS NULL OR ended_at >= ? ORDER BY created_at`),
-      recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC LIMIT ?`),
+      active: db.prepare(`SELECT * FROM runs WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY scheduled_at, created_at, rowid`),
+      activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at, rowid`),
+      latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
+      latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
+      history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
+      since: db.prepare(`SELECT * FROM runs WHERE created_at >= ? OR ended_at IS NULL OR ended_at >= ? ORDER BY created_at, rowid`),
+      recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       heartbeat: db.prepare(`UPDATE runs SET heartbeat_at = ? WHERE id = ? AND (heartbeat_at IS NULL OR heartbeat_at < ?)`),
       countByStatus: db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`),
       failures: db.prepare(`SELECT * FROM runs WHERE status = 'ERROR' ORDER BY COALESCE(ended_at, created_at) DESC LIMIT ?`),

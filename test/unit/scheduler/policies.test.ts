@@ -1,0 +1,390 @@
+// Per-routine policies driven through the real pass: observe-only schedules, dependencies, misfire,
+// overlap, one-shot retry, `every` from completion, timeout.
+import { afterEach, describe, expect, it } from 'vitest';
+import { setScheduleMode } from '../../../main/engine/ops/schedules.js';
+import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe('observe-only schedule', () => {
+  it('creates PENDING runs, submits nothing, and marks them DELAYED after tolerance', async () => {
+    f = new Fixture();
+    f.define({ id: 'watched', schedule: 'obs', cron: '* * * * *', tolerance: '2m' });
+    setScheduleMode(f.store, 'obs', 'observe', f.now());
+
+    f.advance(MIN);
+    const report = await f.pass();
+    expect(report.fired).toBe(1);
+    const run = f.only('watched');
+    expect(run.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(run.id)).toBe('schedule obs is observe-only');
+
+    f.advance(2 * MIN + SEC);
+    await f.pass();
+    const delayed = f.run(run.id);
+    expect(delayed.status).toBe('DELAYED');
+    expect(delayed.reason).toBe('schedule obs is observe-only');
+    expect(f.events('run:delayed').map((e) => e.runId)).toContain(run.id);
+    expect(f.backend.count('submit')).toBe(0);
+    expect(f.backend.count('health')).toBe(0);
+  });
+
+  it('switching the schedule back to active submits the waiting run', async () => {
+    f = new Fixture();
+    f.define({ id: 'watched', schedule: 'obs', cron: '0 * * * *' });
+    setScheduleMode(f.store, 'obs', 'observe', f.now());
+    f.advance(HOUR);
+    await f.pass();
+    setScheduleMode(f.store, 'obs', 'active', f.now());
+    f.advance(SEC);
+    await f.pass();
+    expect(f.only('watched').status).toBe('STARTING');
+    expect(f.backend.count('submit')).toBe(1);
+  });
+});
+
+describe('dependencies hold back dependents', () => {
+  it('a dependent waits until its dependency COMPLETED in the same cycle, then starts in the same pass', async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '5 9 * * *' });
+    f.define({ id: 'parse', cron: '5 9 * * *', after: [full('fetch')] });
+    f.advance(5 * MIN);
+    await f.pass();
+    const fetch = f.only('fetch');
+    const parse = f.only('parse');
+    expect(fetch.status).toBe('STARTING');
+    expect(parse.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(parse.id)).toMatch(`waiting for ${full('fetch')} (`);
+
+    f.advance(MIN);
+    await f.pass();
+    expect(f.run(parse.id).status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(parse.id)).toBe(`waiting for ${full('fetch')} (RUNNING on 2026-01-05)`);
+
+    f.backend.finish(fetch.id, { exitCode: 0 });
+    f.advance(MIN);
+    await f.pass();
+    expect(f.run(fetch.id).status).toBe('COMPLETED');
+    expect(f.run(parse.id).status).toBe('STARTING');
+  });
+
+  it('a failed dependency keeps the dependent waiting until it is DELAYED, never started', async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '5 9 * * *' });
+    f.define({ id: 'parse', cron: '5 9 * * *', after: [full('fetch')], tolerance: '3m' });
+    f.advance(5 * MIN);
+    await f.pass();
+    const fetch = f.only('fetch');
+    f.backend.finish(fetch.id, { exitCode: 1 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(fetch.id).status).toBe('ERROR');
+    const parse = f.only('parse');
+    expect(parse.status).toBe('PENDING');
+
+    f.advance(3 * MIN);
+    await f.pass();
+    const delayed = f.run(parse.id);
+    expect(delayed.status).toBe('DELAYED');
+    expect(delayed.reason).toBe(`waiting for ${full('fetch')} (ERROR on 2026-01-05)`);
+    f.advance(10 * MIN);
+    await f.pass();
+    expect(f.run(parse.id).status).toBe('DELAYED');
+    expect(f.backend.submitted()).toEqual([fetch.id]);
+  });
+
+  it("yesterday's completed dependency does not release today's dependent", async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '30 9 * * *' });
+    f.define({ id: 'parse', cron: '0 10 * * *', after: [full('fetch')] });
+    f.advance(30 * MIN); // day 1, 09:30
+    await f.pass();
+    f.backend.finish(f.only('fetch').id);
+    f.advance(30 * MIN); // 10:00: fetch completed today, parse runs
+    await f.pass();
+    expect(f.only('parse').status).toBe('STARTING');
+    f.backend.finish(f.only('parse').id);
+    f.advance(SEC);
+    await f.pass();
+
+    // Day 2 with fetch moved later than parse: at 10:00 only yesterday's fetch has completed.
+    f.define({ id: 'fetch', cron: '30 11 * * *' });
+    f.clock.set(T0 + 24 * HOUR + HOUR);
+    await f.pass();
+    const today = f.latest('parse');
+    expect(today.cycle).toBe('2026-01-06');
+    expect(today.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(today.id)).toBe(`waiting for ${full('fetch')} (not run on 2026-01-06)`);
+  });
+});
+
+describe('misfire after the clock jumps over several cron times', () => {
+  // Defined at 09:00, every 10 minutes; the machine sleeps until 10:05: 09:10 … 10:00 were missed (6).
+  const jump = T0 + HOUR + 5 * MIN;
+
+  it('skip: runs none of them and re-arms for the next time', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'skip' });
+    f.clock.set(jump);
+    const report = await f.pass();
+    expect(report.fired).toBe(0);
+    expect(f.runs('r')).toEqual([]);
+    expect(f.trigger('r').nextRunAt).toBe(T0 + HOUR + 10 * MIN);
+    expect(f.events('trigger:misfire')[0]!.data).toMatchObject({ missed: 6, running: 0, policy: 'skip' });
+  });
+
+  it('once: runs one, for the latest missed time', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'once' });
+    f.clock.set(jump);
+    await f.pass();
+    expect(f.runs('r').map((r) => iso(r.scheduledAt))).toEqual(['2026-01-05T10:00:00.000Z']);
+    expect(f.trigger('r').nextRunAt).toBe(T0 + HOUR + 10 * MIN);
+  });
+
+  it('once: still the latest missed time when far more were missed than the replay cap', async () => {
+    f = new Fixture({ options: { misfireAllCap: 3 } });
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'once' });
+    f.clock.set(jump);
+    await f.pass();
+    expect(f.runs('r').map((r) => iso(r.scheduledAt))).toEqual(['2026-01-05T10:00:00.000Z']);
+  });
+
+  it('all: runs every missed time when under the cap', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'all' });
+    f.clock.set(jump);
+    const report = await f.pass();
+    expect(report.fired).toBe(6);
+    expect(f.runs('r').map((r) => iso(r.scheduledAt).slice(11, 16))).toEqual(['09:10', '09:20', '09:30', '09:40', '09:50', '10:00']);
+    // Replays run one after another (overlap skip), not all at once.
+    expect(f.backend.count('submit')).toBe(1);
+  });
+
+  it('all: capped, the most recent ones', async () => {
+    f = new Fixture({ options: { misfireAllCap: 3 } });
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'all' });
+    f.clock.set(jump);
+    await f.pass();
+    expect(f.runs('r').map((r) => iso(r.scheduledAt).slice(11, 16))).toEqual(['09:40', '09:50', '10:00']);
+    const misfire = f.events('trigger:misfire')[0]!;
+    expect(misfire.data).toMatchObject({ running: 3, policy: 'all' });
+    expect(misfire.data!.missed as number).toBeGreaterThan(3);
+  });
+
+  it('a long downtime with a dense cron stays cheap and still picks the latest time', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '* * * * *', misfire: 'once' });
+    f.clock.set(T0 + 90 * 24 * HOUR + 30 * SEC); // three months asleep
+    const t = performance.now();
+    await f.pass();
+    expect(performance.now() - t).toBeLessThan(2000);
+    expect(f.runs('r').map((r) => r.scheduledAt)).toEqual([T0 + 90 * 24 * HOUR]);
+  });
+
+  it('a due time less than misfire_after late is not a misfire', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'skip' });
+    f.advance(10 * MIN + 30 * SEC);
+    await f.pass();
+    expect(f.only('r').scheduledAt).toBe(T0 + 10 * MIN);
+    expect(f.events('trigger:misfire')).toEqual([]);
+  });
+});
+
+describe('overlap policies', () => {
+  async function threeTicks(overlap: string): Promise<void> {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '* * * * *', overlap });
+    for (let i = 0; i < 3; i++) {
+      f.advance(MIN);
+      await f.pass();
+    }
+  }
+
+  it('skip: a run time while the previous run is running is skipped, with an event', async () => {
+    await threeTicks('skip');
+    expect(f.runs('r').map((r) => r.status)).toEqual(['RUNNING']);
+    expect(f.events('run:skipped')).toHaveLength(2);
+    expect(f.events('run:skipped')[0]!.message).toMatch(/previous run is still RUNNING \(overlap: skip\)/);
+  });
+
+  it('queue-one: one run waits behind the running one, further ones are skipped; it starts when the first ends', async () => {
+    await threeTicks('queue-one');
+    const [first, queued, ...rest] = f.runs('r');
+    expect(rest).toEqual([]);
+    expect(first!.status).toBe('RUNNING');
+    expect(queued!.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(queued!.id)).toBe('previous run still running');
+    expect(f.events('run:skipped')).toHaveLength(1);
+
+    f.backend.finish(first!.id);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(first!.id).status).toBe('COMPLETED');
+    expect(f.run(queued!.id).status).toBe('STARTING');
+  });
+
+  it('allow: every run time starts, side by side', async () => {
+    await threeTicks('allow');
+    expect(f.runs('r').map((r) => r.status)).toEqual(['RUNNING', 'RUNNING', 'STARTING']);
+    expect(f.backend.live()).toHaveLength(3);
+    expect(f.events('run:skipped')).toEqual([]);
+  });
+});
+
+describe('one-shot retry (at / in)', () => {
+  it('retries every 60 s until 1 h after the first due time, then the trigger is failed', async () => {
+    f = new Fixture();
+    f.define({ id: 'once', in: '1m' });
+    const due = T0 + MIN;
+    expect(f.trigger('once').nextRunAt).toBe(due);
+    f.clock.set(due);
+    const starts: number[] = [];
+    for (let i = 0; i < 100 && f.trigger('once').state === 'scheduled'; i++) {
+      await f.pass();
+      const run = f.latest('once');
+      expect(run.status).toBe('STARTING');
+      starts.push(f.now());
+      f.backend.finish(run.id, { exitCode: 1 });
+      await f.pass(); // settles it, queues the next attempt
+      if (f.trigger('once').state !== 'scheduled') break;
+      const retry = f.latest('once');
+      expect(retry).toMatchObject({ status: 'PENDING', attempt: run.attempt + 1, notBefore: f.now() + MIN, scheduledAt: due });
+      f.advance(MIN - SEC);
+      await f.pass();
+      expect(f.run(retry.id).status).toBe('PENDING'); // not before its time
+      f.advance(SEC);
+    }
+    expect(starts[0]).toBe(due);
+    expect(starts.at(-1)).toBe(due + HOUR);
+    expect(starts).toHaveLength(61);
+    const t = f.trigger('once');
+    expect(t).toMatchObject({ state: 'failed', lastError: 'exit 1', failCount: 61 });
+    expect(f.runs('once').every((r) => r.status === 'ERROR')).toBe(true);
+
+    f.advance(HOUR);
+    await f.pass();
+    expect(f.runs('once')).toHaveLength(61);
+  });
+
+  it('a retry that succeeds marks the trigger fired', async () => {
+    f = new Fixture();
+    f.define({ id: 'once', at: '2026-01-05T09:30:00Z' });
+    f.clock.set(T0 + 30 * MIN);
+    await f.pass();
+    f.backend.finish(f.latest('once').id, { exitCode: 1 });
+    await f.pass();
+    f.advance(MIN);
+    await f.pass();
+    const second = f.latest('once');
+    expect(second.attempt).toBe(2);
+    f.backend.finish(second.id, { exitCode: 0 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.trigger('once').state).toBe('fired');
+    f.advance(2 * HOUR);
+    await f.pass();
+    expect(f.runs('once')).toHaveLength(2);
+  });
+
+  it('recurring routines do not retry by default', async () => {
+    f = new Fixture();
+    f.define({ id: 'rec', cron: '0 * * * *' });
+    f.advance(HOUR);
+    await f.pass();
+    f.backend.finish(f.only('rec').id, { exitCode: 1 });
+    f.advance(SEC);
+    await f.pass();
+    f.advance(5 * MIN);
+    await f.pass();
+    expect(f.runs('rec').map((r) => r.status)).toEqual(['ERROR']);
+    expect(f.trigger('rec')).toMatchObject({ state: 'scheduled', nextRunAt: T0 + 2 * HOUR, failCount: 1 });
+  });
+});
+
+describe('every', () => {
+  it('computes the next run from the completion, so the loop never overlaps itself', async () => {
+    f = new Fixture();
+    f.define({ id: 'poller', every: '10m' });
+    expect(f.trigger('poller').nextRunAt).toBe(T0 + 10 * MIN);
+    f.advance(10 * MIN);
+    await f.pass();
+    const first = f.only('poller');
+    expect(f.trigger('poller').nextRunAt).toBeNull();
+
+    f.advance(10 * MIN); // 09:20: a fixed rate would fire again here
+    await f.pass();
+    expect(f.runs('poller')).toHaveLength(1);
+
+    f.backend.finish(first.id);
+    f.advance(3 * MIN); // completes 09:23
+    await f.pass();
+    expect(f.run(first.id).status).toBe('COMPLETED');
+    expect(f.trigger('poller').nextRunAt).toBe(T0 + 33 * MIN);
+
+    f.clock.set(T0 + 33 * MIN - SEC);
+    await f.pass();
+    expect(f.runs('poller')).toHaveLength(1);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.runs('poller')).toHaveLength(2);
+  });
+
+  it('a failed attempt also re-arms from its end', async () => {
+    f = new Fixture();
+    f.define({ id: 'poller', every: '10m' });
+    f.advance(10 * MIN);
+    await f.pass();
+    f.backend.finish(f.only('poller').id, { exitCode: 4 });
+    f.advance(MIN);
+    await f.pass();
+    expect(f.trigger('poller')).toMatchObject({ nextRunAt: T0 + 21 * MIN, lastError: 'exit 4' });
+  });
+});
+
+describe('timeout', () => {
+  it('stops a run that outlives its timeout (cancel called) and ends it ERROR "timed out…"', async () => {
+    f = new Fixture();
+    f.define({ id: 'slow', cron: '0 * * * *', timeout: '5m' });
+    f.advance(HOUR);
+    await f.pass();
+    const run = f.only('slow');
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(run.id).status).toBe('RUNNING');
+
+    f.advance(5 * MIN - 2 * SEC); // 4m59s after start: not yet
+    await f.pass();
+    expect(f.backend.cancelled()).toEqual([]);
+
+    f.advance(2 * SEC);
+    await f.pass();
+    expect(f.backend.calls.filter((c) => c.op === 'cancel')).toEqual([{ op: 'cancel', id: run.id, graceMs: f.opts.killGraceMs }]);
+    expect(f.events('run:timeout')).toHaveLength(1);
+
+    f.advance(SEC);
+    await f.pass();
+    const ended = f.run(run.id);
+    expect(ended.status).toBe('ERROR');
+    expect(ended.reason).toMatch(/^timed out after 300s/);
+    expect(ended.signal).toBe('SIGTERM');
+    expect(f.backend.cancelled()).toEqual([run.id]);
+  });
+
+  it('asks once: a job that ignores TERM is not cancelled again every pass', async () => {
+    f = new Fixture();
+    f.define({ id: 'slow', cron: '0 * * * *', timeout: '1m' });
+    f.backend.cancelBehaviour = 'ignore';
+    f.advance(HOUR);
+    await f.pass();
+    for (let i = 0; i < 5; i++) {
+      f.advance(MIN);
+      await f.pass();
+    }
+    expect(f.backend.cancelled()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,148 @@
+// Numbered migrations on user_version, tested on :memory: and on a file; a database Tend cannot
+// own (newer schema, not SQLite) is refused with a clear message and left byte-for-byte untouched.
+import Database from 'better-sqlite3';
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TendError } from '../../../main/engine/errors.js';
+import { openDb } from '../../../main/engine/store/db.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../../main/engine/store/migrations.js';
+import { Store } from '../../../main/engine/store/store.js';
+import { scratch } from '../../helpers/engine-fixture.js';
+
+const TABLES = ['commands', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'routine_deps', 'routines', 'runs', 'schedules', 'triggers', 'workers'];
+
+function tables(store: Store): string[] {
+  return (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]);
+}
+
+function refusal(fn: () => unknown): TendError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(TendError);
+    return err as TendError;
+  }
+  throw new Error('expected a refusal');
+}
+
+let dir: ReturnType<typeof scratch>;
+beforeEach(() => {
+  dir = scratch('tend-store-');
+});
+afterEach(() => dir.remove());
+
+describe('migrations', () => {
+  it('are numbered 1, 2, … with no gaps', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(LATEST_VERSION).toBe(MIGRATIONS.length);
+  });
+
+  it('bring :memory: to the latest version with every table', () => {
+    const store = Store.open(':memory:');
+    try {
+      expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
+      expect(tables(store)).toEqual(TABLES);
+      expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(store.routines.defsVersion()).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('bring a new file to the latest version, in WAL mode, and reopening it keeps its data and runs nothing again', () => {
+    const store = Store.open(dir.db);
+    try {
+      expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
+      expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(tables(store)).toEqual(TABLES);
+      store.routines.ensureSchedule('nightly', 1);
+    } finally {
+      store.close();
+    }
+    const again = Store.open(dir.db);
+    try {
+      expect(again.db.pragma('user_version', { simple: true })).toBe(LATEST_VERSION);
+      expect(again.routines.schedule('nightly')).toMatchObject({ name: 'nightly', mode: 'active' });
+      expect(again.routines.defsVersion()).toBe(0); // the seed row was not inserted twice
+    } finally {
+      again.close();
+    }
+  });
+
+  it('create the data directory if needed', () => {
+    const nested = join(dir.dir, 'a', 'b', 'tend.db');
+    Store.open(nested).close();
+    expect(readdirSync(join(dir.dir, 'a', 'b'))).toContain('tend.db');
+  });
+
+  it('a migration that fails rolls back whole, leaving the version where it was', () => {
+    const good = { version: 1, description: 'one', sql: 'CREATE TABLE one (x INTEGER) STRICT;' };
+    const bad = { version: 2, description: 'two', sql: 'CREATE TABLE two (x INTEGER) STRICT; INSERT INTO nowhere VALUES (1);' };
+    const err = refusal(() => openDb(dir.db, { migrations: [good, bad] }));
+    expect(err.message).toMatch(/no such table: nowhere/);
+    const db = new Database(dir.db);
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(1);
+      const names = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all();
+      expect(names).toContain('one');
+      expect(names).not.toContain('two');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a later migration applies on top of an existing file', () => {
+    const one = { version: 1, description: 'one', sql: 'CREATE TABLE one (x INTEGER) STRICT; INSERT INTO one VALUES (7);' };
+    const two = { version: 2, description: 'two', sql: 'ALTER TABLE one ADD COLUMN y TEXT;' };
+    openDb(dir.db, { migrations: [one] }).close();
+    const db = openDb(dir.db, { migrations: [one, two] });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(2);
+      expect(db.prepare('SELECT x, y FROM one').all()).toEqual([{ x: 7, y: null }]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('a database Tend cannot own is refused and left untouched', () => {
+  function snapshot(): Map<string, Buffer> {
+    return new Map(readdirSync(dir.dir).map((n) => [n, readFileSync(join(dir.dir, n))]));
+  }
+
+  it('a newer-than-known user_version', () => {
+    const db = new Database(dir.db);
+    db.exec('CREATE TABLE future (x INTEGER); INSERT INTO future VALUES (1);');
+    db.pragma(`user_version = ${LATEST_VERSION + 1}`);
+    db.close();
+    const before = snapshot();
+
+    const err = refusal(() => Store.open(dir.db));
+    expect(err.code).toBe('REFUSED');
+    expect(err.message).toContain(`schema version ${LATEST_VERSION + 1}, newer than this Tend knows (${LATEST_VERSION})`);
+    expect(err.message).toMatch(/left untouched — upgrade Tend/);
+    expect(snapshot()).toEqual(before);
+  });
+
+  it('a file that is not SQLite', () => {
+    writeFileSync(dir.db, 'this is a grocery list, not a database\n'.repeat(200));
+    const before = snapshot();
+    const err = refusal(() => Store.open(dir.db));
+    expect(err.code).toBe('REFUSED');
+    expect(err.message).toMatch(/is not a Tend database or is corrupt \(SQLITE_NOTADB\); it is left untouched/);
+    expect(snapshot()).toEqual(before);
+  });
+
+  it('a directory where the database should be', () => {
+    mkdirSync(dir.db);
+    const err = refusal(() => Store.open(dir.db));
+    expect(err.message).toMatch(/is a directory/);
+  });
+
+  it('read-only open of a missing database creates nothing', () => {
+    const err = refusal(() => Store.open(dir.db, { readonly: true }));
+    expect(err.code).toBe('REFUSED');
+    expect(readdirSync(dir.dir)).toEqual([]);
+  });
+});
