@@ -61,8 +61,6 @@ export interface Backend {
   fetch(handle: Handle): Promise<Outcome>;
   /** Stop the whole job (TERM, then KILL after graceMs); resolves once it is gone. */
   cancel(handle: Handle, graceMs: number): Promise<void>;
-  /** Called when a ledger entry is cleared: release files or queries tied to the handle. */
-  release?(handle: Handle): Promise<void>;
 }
 
 /** Success means exit code 0 and no reason recorded against it. */

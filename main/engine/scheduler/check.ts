@@ -27,7 +27,7 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
     }
     let states: PollState[];
     try {
-      states = await backend.poll(group.map((e) => e.handle));
+      states = await ctx.bounded(backend.poll(group.map((e) => e.handle)), `${name} poll`);
     } catch (err) {
       ctx.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
       continue;
@@ -42,7 +42,7 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       else if (state.state === 'done') {
         let outcome: Outcome;
         try {
-          outcome = await backend.fetch(entry.handle);
+          outcome = await ctx.bounded(backend.fetch(entry.handle), `${name} fetch`);
         } catch (err) {
           outcome = { exitCode: null, signal: null, reason: `could not read the result: ${errorMessage(err)}`, startedAt: null, endedAt: now };
         }

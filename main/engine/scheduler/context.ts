@@ -21,6 +21,10 @@ export interface SchedulerOptions {
   /** Lease owner id of this process. */
   owner: string;
   dataDir: string;
+  /** Wall time moving this much further than monotonic time between passes is a clock jump or a sleep (off when unset). */
+  clockJumpMs?: number;
+  /** Bound on a backend's poll, fetch and health calls, so one hung backend cannot stall the loop. */
+  backendTimeoutMs?: number;
 }
 
 export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dataDir'> = {
@@ -29,6 +33,8 @@ export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dat
   killGraceMs: 10_000,
   misfireAfterMs: 60_000,
   misfireAllCap: 10,
+  clockJumpMs: 10_000,
+  backendTimeoutMs: 30_000,
 };
 
 export interface EngineEvents {
@@ -91,6 +97,17 @@ export class Ctx {
 
   backend(name: string): Backend | undefined {
     return this.backends.get(name);
+  }
+
+  /** A backend call with a deadline: a hung backend becomes a failed call, not a stalled loop. */
+  bounded<T>(p: Promise<T>, what: string): Promise<T> {
+    const ms = this.opts.backendTimeoutMs;
+    if (ms === undefined) return p;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    });
+    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Append to the logging plane; listeners hear it once the surrounding transaction is done. */

@@ -6,15 +6,19 @@ import { cycleDay, nextRunAt } from '../timing/next.js';
 import type { Ctx } from './context.js';
 
 const DUE_BATCH = 5000;
+/** Catch-up runs after downtime or sleep start this far apart, within CATCH_UP_WINDOW_MS. */
+const CATCH_UP_SPACING_MS = 500;
+const CATCH_UP_WINDOW_MS = 60_000;
 
 export function fireDue(ctx: Ctx, now: number): number {
   const due = ctx.store.routines.dueTriggers(now, DUE_BATCH);
   if (due.length === 0) return 0;
   let fired = 0;
+  const catchUp = { count: 0 };
   ctx.tx(() => {
     for (const t of due) {
       try {
-        fired += fireOne(ctx, t, now);
+        fired += fireOne(ctx, t, now, catchUp);
       } catch (err) {
         ctx.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
       }
@@ -23,7 +27,7 @@ export function fireDue(ctx: Ctx, now: number): number {
   return fired;
 }
 
-function fireOne(ctx: Ctx, t: TriggerRow, now: number): number {
+function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }): number {
   const def = ctx.defs.byId.get(t.routineId);
   if (!def || def.kind !== 'batch' || !def.timing) {
     ctx.store.routines.saveTrigger({ ...t, nextRunAt: null }, now);
@@ -31,7 +35,8 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number): number {
   }
   const first = t.nextRunAt!;
   let instants = [first];
-  if (now - first > ctx.opts.misfireAfterMs) instants = misfired(ctx, def, first, now);
+  const late = now - first > ctx.opts.misfireAfterMs;
+  if (late) instants = misfired(ctx, def, first, now);
 
   const timing = def.timing;
   const next: TriggerRow = { ...t, lastFiredAt: now };
@@ -51,7 +56,9 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number): number {
   const replay = instants.length > 1;
   for (const at of instants) {
     if (!replay && !overlapAllows(ctx, def, at)) continue;
-    createRun(ctx, def, at, now, { attempt: 1, manual: false, notBefore: null });
+    // After a sleep or downtime, spread the catch-up starts instead of launching all at once.
+    const notBefore = late ? now + Math.min(catchUp.count++ * CATCH_UP_SPACING_MS, CATCH_UP_WINDOW_MS) : null;
+    createRun(ctx, def, at, now, { attempt: 1, manual: false, notBefore: notBefore === now ? null : notBefore });
     created++;
   }
   return created;

@@ -17,6 +17,7 @@ export class Scheduler {
   readonly ctx: Ctx;
   private waiting = new Map<string, string>();
   private running = false;
+  private last: { wall: number; mono: number } | null = null;
 
   constructor(store: Store, clock: Clock, backends: Map<string, Backend>, opts: SchedulerOptions) {
     this.ctx = new Ctx(store, clock, backends, opts);
@@ -53,6 +54,7 @@ export class Scheduler {
       }
     };
     try {
+      await step('clock', () => this.noticeClockJump(now));
       await step('refresh', () => ctx.defs.refresh(ctx.store));
       await step('leases', () => this.releaseStaleLeases(now));
       await step('check', async () => (report.settled = await check(ctx, now)));
@@ -81,6 +83,23 @@ export class Scheduler {
     }
     ctx.bus.emit('pass', report);
     return report;
+  }
+
+  /** Suspend, resume or a clock change: wall time moved far more than monotonic time did. */
+  private noticeClockJump(now: number): void {
+    const mono = performance.now();
+    const last = this.last;
+    this.last = { wall: now, mono };
+    const threshold = this.ctx.opts.clockJumpMs;
+    if (!last || threshold === undefined) return;
+    const drift = now - last.wall - (mono - last.mono);
+    if (Math.abs(drift) < threshold) return;
+    this.ctx.log({
+      type: 'clock:jump',
+      level: 'warn',
+      message: `${drift > 0 ? 'wall clock jumped ahead' : 'wall clock went back'} by ${Math.round(Math.abs(drift) / 1000)}s (sleep, resume or clock change): misfire policies apply to what was due`,
+      data: { driftMs: Math.round(drift) },
+    });
   }
 
   private releaseStaleLeases(now: number): void {

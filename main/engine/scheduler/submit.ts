@@ -78,15 +78,17 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   if (picked.length === 0) return 0;
 
   const claimed = ctx.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
-  const results: { c: Claimed; handle?: Handle; error?: string }[] = [];
-  for (const c of claimed) {
-    const backend = ctx.backend(c.item.backend)!;
-    try {
-      results.push({ c, handle: await backend.submit(c.spec) });
-    } catch (err) {
-      results.push({ c, error: errorMessage(err) });
-    }
-  }
+  // Launches are independent: submit them together. No deadline here: a submit that gave up
+  // while the backend still launched would leave an unrecorded job.
+  const results = await Promise.all(
+    claimed.map(async (c): Promise<{ c: Claimed; handle?: Handle; error?: string }> => {
+      try {
+        return { c, handle: await ctx.backend(c.item.backend)!.submit(c.spec) };
+      } catch (err) {
+        return { c, error: errorMessage(err) };
+      }
+    }),
+  );
   const at = ctx.clock.now();
   ctx.tx(() => {
     for (const r of results) record(ctx, r.c, r.handle, r.error, at);
@@ -106,7 +108,7 @@ async function gate(ctx: Ctx, name: string): Promise<boolean> {
   let ok = false;
   let reason: string | null = null;
   try {
-    const h = await backend.health();
+    const h = await ctx.bounded(backend.health(), `${name} health`);
     ok = h.ok;
     reason = h.reason;
   } catch (err) {
