@@ -1,0 +1,104 @@
+// Jobs outlive the process that launched them: a "daemon" (a separate Node process running the
+// compiled backend) submits a job and is killed with SIGKILL; a new backend in this process,
+// knowing only the handle from the ledger, settles the job with its true exit code, once.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Handle } from '../../main/engine/backend.js';
+import { createLocalBackend } from '../../worker/local/index.js';
+import { isSameProcessAlive, readProcStat } from '../../worker/local/proc.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
+import { waitFor } from '../helpers/wait.js';
+
+const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+let data: ReturnType<typeof tempDir>;
+let daemonScript: string;
+
+/** Compile the backend to plain JS the child process can import (Node 20 cannot run .ts). */
+function buildBackend(outDir: string): string {
+  const config = join(outDir, 'tsconfig.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      extends: join(ROOT, 'tsconfig.base.json'),
+      compilerOptions: { rootDir: ROOT, outDir: join(outDir, 'out'), noCheck: true, types: [], noEmit: false },
+      files: [join(ROOT, 'worker/local/index.ts')],
+    }),
+  );
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { stdio: 'pipe' });
+  writeFileSync(join(outDir, 'out', 'package.json'), '{"type":"module"}\n');
+  const script = join(outDir, 'daemon.mjs');
+  writeFileSync(
+    script,
+    `import { createLocalBackend } from ${JSON.stringify(join(outDir, 'out/worker/local/index.js'))};
+const [dataDir, specJson] = process.argv.slice(2);
+const backend = createLocalBackend({ dataDir, tendVersion: 'daemon' });
+const handle = await backend.submit(JSON.parse(specJson));
+process.stdout.write(JSON.stringify(handle) + '\\n'); // the ledger write
+setInterval(() => {}, 60_000); // stay up until killed
+`,
+  );
+  return script;
+}
+
+/** Start the fake daemon, get the handle it recorded. */
+async function launchFromDaemon(specJson: string): Promise<{ daemon: ChildProcess; handle: Handle }> {
+  const daemon = spawn(process.execPath, [daemonScript, data.path, specJson], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: daemon.stdout! });
+  const first = await new Promise<string>((res, rej) => {
+    lines.once('line', res);
+    daemon.once('exit', (code) => rej(new Error(`daemon exited ${code} before recording a handle`)));
+  });
+  return { daemon, handle: JSON.parse(first) as Handle };
+}
+
+beforeAll(() => {
+  data = tempDir();
+  daemonScript = buildBackend(data.path);
+}, 60_000);
+afterAll(async () => {
+  await stopAll(createLocalBackend({ dataDir: data.path, tendVersion: 'cleanup' }), data.path);
+  data.remove();
+});
+
+describe('a job survives the death of the process that launched it', () => {
+  it('is settled by a new backend with its true exit code, exactly once', async () => {
+    const marker = join(data.path, 'ran.marker');
+    const release = join(data.path, 'release');
+    const spec = makeSpec(data.path, { command: fixture('append-marker.sh'), args: [marker, release, '5'] });
+    const { daemon, handle } = await launchFromDaemon(JSON.stringify(spec));
+    await waitFor(() => { try { return readFileSync(marker, 'utf8').includes('ran'); } catch { return false; } }, 10_000, 'the job to start');
+
+    const died = new Promise((res) => daemon.once('exit', res));
+    daemon.kill('SIGKILL');
+    await died;
+
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted' });
+    expect(isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number)).toBe(true);
+    expect((await restarted.poll([handle]))[0]?.state).toBe('running');
+    // A restarted daemon that tries to launch the same run again is refused: no second run.
+    await expect(restarted.submit(spec)).rejects.toMatchObject({ code: 'CONFLICT' });
+
+    writeFileSync(release, '');
+    expect(await settle(restarted, handle)).toMatchObject({ exitCode: 5, signal: null, reason: null });
+    expect(await restarted.fetch(handle)).toMatchObject({ exitCode: 5 }); // settling again is stable
+    expect(readFileSync(marker, 'utf8').trim().split('\n')).toEqual([`ran ${spec.runId}`]);
+    expect(readFileSync(join(spec.runDir, 'exit_code'), 'utf8')).toBe('5\n');
+  });
+
+  it('a job whose processes all died with no exit code is settled as vanished', async () => {
+    const spec = makeSpec(data.path, { command: fixture('hang.sh') });
+    const { daemon, handle } = await launchFromDaemon(JSON.stringify(spec));
+    daemon.kill('SIGKILL');
+    await waitFor(() => readProcStat(handle['pid'] as number)?.sid === handle['pid'], 10_000, 'the routine to lead its session');
+    // the machine "crashes": routine and wrapper die together, nobody writes the sentinel
+    process.kill(-(handle['wrapperPid'] as number), 'SIGKILL');
+    process.kill(-(handle['pid'] as number), 'SIGKILL');
+    await waitFor(() => !isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number), 5000, 'the routine to die');
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted' });
+    expect(await settle(restarted, handle)).toMatchObject({ exitCode: null, signal: null, reason: 'process vanished without an exit code (killed with the machine?)', endedAt: null });
+  });
+});

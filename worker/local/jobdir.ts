@@ -1,0 +1,180 @@
+// The job directory: file names, the manifest, the wrapper's pid record and the exit-code
+// sentinel. Every file a reader may look at while it changes is written to a temp name and
+// renamed into place, so a reader sees the old version or the new one, never half of one.
+//
+//   <runDir>/run.sh           the wrapper (wrapper.ts)
+//   <runDir>/manifest.json    what was launched and how to judge it (Manifest below)
+//   <runDir>/pid.json         written by the wrapper once the routine is started (PidRecord)
+//   <runDir>/stdout.log(.1)   captured streams, capped (logs.ts)
+//   <runDir>/stderr.log(.1)
+//   <runDir>/exit_code        `<int>` | `signal:NAME` | `error:MESSAGE` — the job is over
+//   <runDir>/heartbeat        touched by the routine (`tend heartbeat`); its mtime is the beat
+//   <runDir>/cancel.json      written by cancel before it signals
+//   <runDir>/wrapper.log      the wrapper's own stdout/stderr (normally empty)
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const FILES = {
+  wrapper: 'run.sh',
+  manifest: 'manifest.json',
+  pids: 'pid.json',
+  sentinel: 'exit_code',
+  heartbeat: 'heartbeat',
+  cancel: 'cancel.json',
+  wrapperLog: 'wrapper.log',
+} as const;
+
+export function jobPath(runDir: string, file: keyof typeof FILES): string {
+  return join(runDir, FILES[file]);
+}
+
+/** Write `data` to `path` through a temp file in the same directory and an atomic rename. */
+export function writeFileAtomic(path: string, data: string, mode = 0o644): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', mode);
+  try {
+    writeSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+export interface ProcessIdentity {
+  pid: number | null;
+  /** /proc/<pid>/stat field 22, clock ticks after boot. */
+  startTime: number | null;
+}
+
+export interface Manifest {
+  manifestVersion: 1;
+  backend: 'local';
+  tendVersion: string;
+  runId: string;
+  kind: 'run' | 'job';
+  routineId: string | null;
+  jobId: number | null;
+  attempt: number;
+  command: string;
+  /** `spec.maskedArgs`: the raw arguments are never written to disk. */
+  args: string[];
+  /** The working directory the routine runs in (the run dir when the spec gives none). */
+  cwd: string;
+  /** Names of the variables the spec sets (values are never written); TEND_* are always set. */
+  envNames: string[];
+  outputs: string[];
+  revision: string | null;
+  logCapBytes: number;
+  scheduledAt: number;
+  createdAt: number;
+  bootId: string | null;
+  wrapper: ProcessIdentity;
+  routine: ProcessIdentity;
+  /** Wall-clock start of the routine (from its /proc start time), once known. */
+  startedAt: number | null;
+}
+
+export function writeManifest(runDir: string, manifest: Manifest): void {
+  writeFileAtomic(jobPath(runDir, 'manifest'), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+export function readManifest(runDir: string): Manifest | null {
+  try {
+    const value: unknown = JSON.parse(readFileSync(jobPath(runDir, 'manifest'), 'utf8'));
+    if (typeof value !== 'object' || value === null || (value as { backend?: unknown }).backend !== 'local') return null;
+    return value as Manifest;
+  } catch {
+    return null;
+  }
+}
+
+/** What the wrapper records once it has started the routine. */
+export interface PidRecord {
+  wrapperPid: number;
+  wrapperStartTime: number | null;
+  pid: number;
+  startTime: number | null;
+}
+
+function intOrNull(v: unknown): number | null {
+  return typeof v === 'number' && Number.isSafeInteger(v) ? v : null;
+}
+
+export function readPidRecord(runDir: string): PidRecord | null {
+  try {
+    const v = JSON.parse(readFileSync(jobPath(runDir, 'pids'), 'utf8')) as Record<string, unknown>;
+    const wrapperPid = intOrNull(v['wrapperPid']);
+    const pid = intOrNull(v['pid']);
+    if (wrapperPid === null || pid === null) return null;
+    return { wrapperPid, wrapperStartTime: intOrNull(v['wrapperStartTime']), pid, startTime: intOrNull(v['startTime']) };
+  } catch {
+    return null;
+  }
+}
+
+export type Sentinel =
+  | { kind: 'exit'; code: number; at: number }
+  | { kind: 'signal'; signal: string; at: number }
+  | { kind: 'error'; message: string; at: number };
+
+/** The exit-code sentinel, or null while the job has not ended (as far as its wrapper knows). */
+export function readSentinel(runDir: string): Sentinel | null {
+  const path = jobPath(runDir, 'sentinel');
+  let text: string;
+  let at: number;
+  try {
+    at = statSync(path).mtimeMs;
+    text = readFileSync(path, 'utf8').trim();
+  } catch {
+    return null;
+  }
+  return parseSentinel(text, Math.round(at));
+}
+
+export function parseSentinel(text: string, at: number): Sentinel {
+  if (/^-?\d+$/.test(text)) return { kind: 'exit', code: Number(text), at };
+  if (text.startsWith('signal:') && text.length > 7) return { kind: 'signal', signal: text.slice(7), at };
+  if (text.startsWith('error:')) return { kind: 'error', message: text.slice(6) || 'wrapper error', at };
+  return { kind: 'error', message: `unreadable exit_code sentinel: ${JSON.stringify(text.slice(0, 80))}`, at };
+}
+
+export function formatSentinel(s: { kind: 'exit'; code: number } | { kind: 'signal'; signal: string } | { kind: 'error'; message: string }): string {
+  if (s.kind === 'exit') return `${s.code}\n`;
+  if (s.kind === 'signal') return `signal:${s.signal}\n`;
+  return `error:${s.message.replace(/\s+/g, ' ')}\n`;
+}
+
+/** Write the sentinel from the Node side (the wrapper normally does), never over an existing one. */
+export function writeSentinelIfAbsent(runDir: string, s: Parameters<typeof formatSentinel>[0]): void {
+  if (readSentinel(runDir)) return;
+  writeFileAtomic(jobPath(runDir, 'sentinel'), formatSentinel(s));
+}
+
+/** The heartbeat file's mtime (epoch ms), or null if the routine never beat. */
+export function readHeartbeat(runDir: string): number | null {
+  try {
+    return Math.round(statSync(jobPath(runDir, 'heartbeat')).mtimeMs);
+  } catch {
+    return null;
+  }
+}
+
+export interface CancelRecord {
+  requestedAt: number;
+  graceMs: number;
+  /** The last signal cancel had to send (KILL when TERM did not stop the job in time). */
+  signal: 'TERM' | 'KILL' | null;
+}
+
+export function readCancelRecord(runDir: string): CancelRecord | null {
+  try {
+    return JSON.parse(readFileSync(jobPath(runDir, 'cancel'), 'utf8')) as CancelRecord;
+  } catch {
+    return null;
+  }
+}
+
+export function writeCancelRecord(runDir: string, rec: CancelRecord): void {
+  writeFileAtomic(jobPath(runDir, 'cancel'), `${JSON.stringify(rec)}\n`);
+}

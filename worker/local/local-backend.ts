@@ -1,0 +1,93 @@
+// The local backend: jobs are processes on this machine, each with a job directory (jobdir.ts)
+// and a detached wrapper (wrapper.ts). Handles are JSON (handle.ts); poll and fetch read only
+// the directory and /proc (settle.ts), so any process can settle any job.
+import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
+import { TendError } from '../../main/engine/errors.js';
+import { cancelLocalJob } from './cancel.js';
+import { localHealth, DEFAULT_MIN_FREE_BYTES } from './health.js';
+import { handleFromRunDir, parseHandle, toHandle, type LocalHandle } from './handle.js';
+import { readHeartbeat } from './jobdir.js';
+import { followLog, tailLog, type FollowOptions, type Stream } from './logs.js';
+import { checkRevision } from './revision.js';
+import { fetchLocalJob, pollLocalJob } from './settle.js';
+import { submitLocalJob } from './submit.js';
+
+export interface LocalBackendOptions {
+  dataDir: string;
+  tendVersion: string;
+  /** Nudge: a wrapper this process launched has exited, so that run can be settled now. */
+  onExit?: (runId: string) => void;
+  /** Grace between TERM and KILL when cancel is given none (default 10 s). */
+  killGraceMs?: number;
+  /** Below this much free disk in the data dir the backend is unhealthy (default 100 MiB). */
+  minFreeBytes?: number;
+  /** How long submit waits for the wrapper to record the routine's pid (default 10 s). */
+  startTimeoutMs?: number;
+}
+
+export interface LocalBackend extends Backend {
+  readonly name: 'local';
+  readonly dataDir: string;
+  /** Newest `maxBytes` of a job's stdout or stderr. */
+  tailLog(runDir: string, stream: Stream, maxBytes: number): string;
+  /** New output of a job's stream as it is written, until the job is over. */
+  followLog(runDir: string, stream: Stream, opts?: FollowOptions): AsyncGenerator<string>;
+  /** mtime (epoch ms) of `<runDir>/heartbeat`, or null. */
+  readHeartbeat(runDir: string): number | null;
+  /** A handle rebuilt from a job directory alone (submit interrupted before the ledger write). */
+  handleFromRunDir(runDir: string): Handle | null;
+  checkRevision(cwd: string | null, revision: string): Promise<string | null>;
+}
+
+export const DEFAULT_KILL_GRACE_MS = 10_000;
+
+function localHandle(h: Handle): LocalHandle {
+  const parsed = parseHandle(h);
+  if (!parsed) throw new TendError('INVALID', `not a local job handle: ${JSON.stringify(h).slice(0, 200)}`);
+  return parsed;
+}
+
+export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
+  const killGraceMs = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const minFreeBytes = opts.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
+  const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
+
+  return {
+    name: 'local',
+    dataDir: opts.dataDir,
+
+    health(): Promise<Health> {
+      return localHealth(opts.dataDir, minFreeBytes);
+    },
+
+    async submit(spec: JobSpec): Promise<Handle> {
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs });
+      return toHandle(handle);
+    },
+
+    async poll(handles: Handle[]): Promise<PollState[]> {
+      return handles.map((h) => {
+        const parsed = parseHandle(h);
+        return parsed ? pollLocalJob(parsed) : { state: 'lost', reason: 'not a local job handle' };
+      });
+    },
+
+    async fetch(handle: Handle): Promise<Outcome> {
+      return fetchLocalJob(localHandle(handle));
+    },
+
+    cancel(handle: Handle, graceMs: number): Promise<void> {
+      const grace = Number.isFinite(graceMs) && graceMs >= 0 ? graceMs : killGraceMs;
+      return cancelLocalJob(localHandle(handle), grace);
+    },
+
+    tailLog,
+    followLog,
+    readHeartbeat,
+    handleFromRunDir(runDir: string): Handle | null {
+      const h = handleFromRunDir(runDir);
+      return h ? toHandle(h) : null;
+    },
+    checkRevision,
+  };
+}

@@ -1,0 +1,71 @@
+// poll and fetch for local jobs, from the job directory and /proc alone: no memory of having
+// launched anything is needed, so a restarted daemon settles jobs it never started.
+import { existsSync } from 'node:fs';
+import type { Outcome, PollState } from '../../main/engine/backend.js';
+import { TendError } from '../../main/engine/errors.js';
+import { isSameProcessAlive, startTicksToMs } from './proc.js';
+import { jobPath, readCancelRecord, readManifest, readSentinel, type Sentinel } from './jobdir.js';
+import { completeHandle, sameBoot, type LocalHandle } from './handle.js';
+import { missingOutputs } from './outputs.js';
+
+export const VANISHED_REASON = 'process vanished without an exit code (killed with the machine?)';
+
+/** The routine or its wrapper (which still has to write the sentinel) is alive. */
+function anyAlive(h: LocalHandle): boolean {
+  if (!sameBoot(h)) return false;
+  return isSameProcessAlive(h.pid, h.startTime) || isSameProcessAlive(h.wrapperPid, h.wrapperStartTime);
+}
+
+/** As recorded at submit (stable across calls), else derived from the start ticks. */
+function startedAtOf(h: LocalHandle, manifest = readManifest(h.runDir)): number | null {
+  if (manifest && typeof manifest.startedAt === 'number' && manifest.routine?.startTime === h.startTime) return manifest.startedAt;
+  return startTicksToMs(h.startTime);
+}
+
+export function pollLocalJob(handle: LocalHandle): PollState {
+  const runDir = handle.runDir;
+  if (readSentinel(runDir)) return { state: 'done' };
+  if (!existsSync(jobPath(runDir, 'manifest'))) {
+    return { state: 'lost', reason: existsSync(runDir) ? `no manifest in job directory ${runDir}` : `job directory missing: ${runDir}` };
+  }
+  const h = completeHandle(handle);
+  if (anyAlive(h)) return { state: 'running', startedAt: startedAtOf(h) };
+  // Nothing alive. Either it ended just now (the wrapper renamed the sentinel, then exited,
+  // between the two looks) or it vanished; a second look at the sentinel tells them apart.
+  if (readSentinel(runDir)) return { state: 'done' };
+  if (h.pid === null && h.wrapperPid === null) return { state: 'lost', reason: `no process was ever recorded for ${runDir} (never launched?)` };
+  return { state: 'done' };
+}
+
+function outcomeOf(sentinel: Sentinel): Pick<Outcome, 'exitCode' | 'signal' | 'reason'> {
+  if (sentinel.kind === 'exit') return { exitCode: sentinel.code, signal: null, reason: null };
+  if (sentinel.kind === 'signal') return { exitCode: null, signal: sentinel.signal, reason: null };
+  return { exitCode: null, signal: null, reason: sentinel.message };
+}
+
+export function fetchLocalJob(handle: LocalHandle): Outcome {
+  const runDir = handle.runDir;
+  const h = completeHandle(handle);
+  const manifest = readManifest(runDir);
+  let sentinel = readSentinel(runDir);
+  if (!sentinel && anyAlive(h)) throw new TendError('CONFLICT', `job ${h.runId || runDir} is still running`);
+  sentinel ??= readSentinel(runDir);
+  const startedAt = startedAtOf(h, manifest);
+  if (!sentinel) return { exitCode: null, signal: null, reason: VANISHED_REASON, startedAt, endedAt: null };
+
+  const base = outcomeOf(sentinel);
+  const outcome: Outcome = { ...base, startedAt, endedAt: sentinel.at };
+
+  const cancel = readCancelRecord(runDir);
+  if (cancel) {
+    const how = base.signal ? `stopped by ${base.signal}` : base.exitCode !== null ? `exited ${base.exitCode}` : base.reason;
+    outcome.reason = `cancelled (${how}${cancel.signal === 'KILL' ? ` after a ${cancel.graceMs} ms grace period` : ''})`;
+    return outcome;
+  }
+
+  if (base.exitCode === 0 && manifest && manifest.outputs.length > 0) {
+    const missing = missingOutputs(manifest.cwd, manifest.outputs);
+    if (missing.length > 0) outcome.reason = `promised output missing: ${missing.join(', ')}`;
+  }
+  return outcome;
+}

@@ -1,0 +1,184 @@
+// Launching a local job: check the pinned revision, claim and fill the job directory, start the
+// wrapper detached from this process, and wait (briefly) for it to record the routine's pid.
+import { spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { JobSpec } from '../../main/engine/backend.js';
+import { TendError, errorMessage } from '../../main/engine/errors.js';
+import { currentBootId, readProcStat, startTicksToMs } from './proc.js';
+import {
+  jobPath,
+  readManifest,
+  readPidRecord,
+  readSentinel,
+  writeManifest,
+  writeSentinelIfAbsent,
+  type Manifest,
+} from './jobdir.js';
+import { wrapperScript } from './wrapper.js';
+import { DEFAULT_LOG_CAP_BYTES, halfCap } from './logs.js';
+import { checkRevision } from './revision.js';
+import type { LocalHandle } from './handle.js';
+
+export interface SubmitContext {
+  tendVersion: string;
+  /** Called when a wrapper this process started exits (the job is over, or nearly). */
+  onExit?: ((runId: string) => void) | undefined;
+  /** How long to wait for the wrapper to record the routine's pid before returning anyway. */
+  startTimeoutMs: number;
+}
+
+/** The variables every job gets on top of the daemon's environment and `spec.env`. */
+export function tendEnv(spec: JobSpec): Record<string, string> {
+  return {
+    TEND_RUN_ID: spec.runId,
+    TEND_RUN_DIR: spec.runDir,
+    TEND_ROUTINE: spec.routineId ?? (spec.jobId !== null ? `job-${spec.jobId}` : spec.runId),
+    TEND_ATTEMPT: String(spec.attempt),
+    TEND_SCHEDULED_AT: new Date(spec.scheduledAt).toISOString(),
+  };
+}
+
+let bashPath: string | null = null;
+
+/**
+ * The bash that runs wrappers, found on this process's PATH (or the standard directories), not on
+ * the job's: a routine's own PATH must not decide whether its wrapper starts.
+ */
+export function findBash(): string | null {
+  if (bashPath) return bashPath;
+  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/local/bin', '/usr/bin', '/bin'];
+  for (const dir of dirs) {
+    if (!isAbsolute(dir)) continue;
+    try {
+      accessSync(join(dir, 'bash'), constants.X_OK);
+      bashPath = join(dir, 'bash');
+      return bashPath;
+    } catch {
+      // keep looking
+    }
+  }
+  return null;
+}
+
+/** Create the run dir; refuse one that already holds a job, so a job is never launched twice. */
+function claimRunDir(runDir: string): void {
+  mkdirSync(dirname(runDir), { recursive: true });
+  try {
+    mkdirSync(runDir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (existsSync(jobPath(runDir, 'manifest')) || existsSync(jobPath(runDir, 'wrapper'))) {
+      throw new TendError('CONFLICT', `job directory ${runDir} already holds a job; a run is launched once`);
+    }
+  }
+}
+
+function validate(spec: JobSpec): void {
+  if (!isAbsolute(spec.runDir)) throw new TendError('INVALID', `runDir must be absolute: ${spec.runDir}`);
+  if (spec.command.trim() === '') throw new TendError('INVALID', 'command is empty');
+  if (spec.cwd !== null && !isAbsolute(spec.cwd)) throw new TendError('INVALID', `cwd must be absolute: ${spec.cwd}`);
+}
+
+export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise<LocalHandle> {
+  validate(spec);
+  if (spec.revision !== null) {
+    const refusal = await checkRevision(spec.cwd, spec.revision);
+    if (refusal !== null) throw new TendError('REFUSED', `LAUNCH_REFUSED: ${refusal}`);
+  }
+
+  const runDir = spec.runDir;
+  claimRunDir(runDir);
+  const cwd = spec.cwd ?? runDir;
+  const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
+  const bootId = currentBootId();
+  const manifest: Manifest = {
+    manifestVersion: 1,
+    backend: 'local',
+    tendVersion: ctx.tendVersion,
+    runId: spec.runId,
+    kind: spec.kind,
+    routineId: spec.routineId,
+    jobId: spec.jobId,
+    attempt: spec.attempt,
+    command: spec.command,
+    args: [...spec.maskedArgs],
+    cwd,
+    envNames: Object.keys(spec.env).sort(),
+    outputs: [...spec.outputs],
+    revision: spec.revision,
+    logCapBytes,
+    scheduledAt: spec.scheduledAt,
+    createdAt: Date.now(),
+    bootId,
+    wrapper: { pid: null, startTime: null },
+    routine: { pid: null, startTime: null },
+    startedAt: null,
+  };
+  const script = jobPath(runDir, 'wrapper');
+  writeFileSync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o755 });
+  writeManifest(runDir, manifest);
+
+  // The wrapper gets its own session (detached), files for stdio and no reference from this
+  // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
+  const env = { ...process.env, ...spec.env, ...tendEnv(spec) };
+  const bash = findBash();
+  if (!bash) {
+    const reason = 'cannot start the job wrapper: bash not found';
+    writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
+    throw new TendError('UNAVAILABLE', reason);
+  }
+  const log = openSync(jobPath(runDir, 'wrapperLog'), 'a', 0o644);
+  let child;
+  try {
+    child = spawn(bash, [script, spec.command, ...spec.args], { cwd: runDir, env, detached: true, stdio: ['ignore', log, log] });
+  } finally {
+    closeSync(log);
+  }
+  let exited = false;
+  let spawnError: Error | null = null;
+  child.on('error', (err) => {
+    spawnError = err;
+  });
+  child.once('exit', () => {
+    exited = true;
+    ctx.onExit?.(spec.runId);
+  });
+  child.unref();
+
+  const wrapperPid = child.pid ?? null;
+  if (wrapperPid === null) {
+    await delay(0); // the 'error' event comes on a later tick
+    const reason = `cannot start the job wrapper: ${spawnError ? errorMessage(spawnError) : 'spawn failed'}`;
+    writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
+    throw new TendError('UNAVAILABLE', reason);
+  }
+  const wrapperStart = readProcStat(wrapperPid)?.startTime ?? null;
+
+  const deadline = Date.now() + ctx.startTimeoutMs;
+  while (!readPidRecord(runDir) && !readSentinel(runDir) && !exited && Date.now() < deadline) await delay(5);
+  const rec = readPidRecord(runDir);
+  if (!rec && !readSentinel(runDir) && exited) {
+    writeSentinelIfAbsent(runDir, { kind: 'error', message: `the job wrapper exited before starting the routine (see ${jobPath(runDir, 'wrapperLog')})` });
+  }
+
+  const handle: LocalHandle = {
+    backend: 'local',
+    runId: spec.runId,
+    runDir,
+    pid: rec?.pid ?? null,
+    startTime: rec?.startTime ?? null,
+    wrapperPid,
+    wrapperStartTime: rec?.wrapperStartTime ?? wrapperStart,
+    bootId,
+  };
+  // Readers see either the launch-time manifest or this one, never a mix (atomic rename).
+  writeManifest(runDir, {
+    ...(readManifest(runDir) ?? manifest),
+    wrapper: { pid: handle.wrapperPid, startTime: handle.wrapperStartTime },
+    routine: { pid: handle.pid, startTime: handle.startTime },
+    startedAt: startTicksToMs(handle.startTime),
+  });
+  return handle;
+}
