@@ -30,6 +30,21 @@ export function usage(path: string, message: string): never {
   throw err;
 }
 
+/**
+ * Runs an engine call; INVALID issues come back with their paths named as the flags that set them
+ * (`every` → `--every`, `after.0` → `--after`), so that a refusal names what the user typed.
+ */
+export async function asFlags<T>(flagOf: Record<string, string>, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const e = err as { name?: string; code?: string; message?: string; issues?: { path: string; message: string }[] };
+    if (e?.name !== 'TendError' || e.code !== 'INVALID' || !e.issues?.length) throw err;
+    const issues = e.issues.map((i) => ({ path: flagOf[i.path.split('.')[0]!] ?? i.path, message: i.message }));
+    throw Object.assign(new Error(e.message), { name: 'TendError', code: 'INVALID', issues });
+  }
+}
+
 export function print(json: boolean | undefined, value: unknown, human: () => string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
 }

@@ -3,6 +3,7 @@
 // when run, so `tend daemon status` costs little more than starting Node.
 import { Command } from 'commander';
 import { register as registerDaemon } from './commands/daemon.js';
+import { register as registerHeartbeat } from './commands/heartbeat.js';
 import { register as registerJob } from './commands/job.js';
 import { register as registerNext } from './commands/next.js';
 import { register as registerLogs } from './commands/logs.js';
@@ -23,6 +24,7 @@ program.exitOverride();
 registerRoutine(program);
 registerControl(program);
 registerLogs(program);
+registerHeartbeat(program);
 registerSchedule(program);
 registerJob(program);
 registerDaemon(program);

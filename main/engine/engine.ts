@@ -8,6 +8,9 @@ import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
 import { localComputer } from './domain/schema.js';
 import { Loop } from './loop.js';
+import { createPoolBackend } from './pool/pool-backend.js';
+import { Wake } from './pool/wake.js';
+import type { NewEvent } from './store/events.js';
 import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from './ops/control.js';
 import { DEFAULT_OPTIONS, type SchedulerOptions } from './scheduler/context.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -32,6 +35,8 @@ export class Engine {
   readonly dataDir: string;
   readonly clock: Clock;
   readonly control: ControlDeps;
+  /** Long polls of remote workers wait on this. */
+  readonly wake = new Wake();
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
@@ -53,6 +58,13 @@ export class Engine {
       );
     }
     this.scheduler = new Scheduler(this.store, this.clock, this.backends, opts);
+    this.scheduler.ctx.makeBackend = (name) =>
+      name.startsWith('pool:') ? createPoolBackend(name.slice('pool:'.length), this.store, this.clock, (c) => this.wake.commandsFor(c)) : undefined;
+    // A job that becomes PENDING (or a pass that may have promoted some) answers waiting workers.
+    this.scheduler.bus.on('event', (e) => {
+      if (e.type === 'job:posted' || e.type === 'job:pending' || e.type === 'lease:released') this.wake.jobsAvailable();
+    });
+    this.scheduler.bus.on('pass', () => this.wake.jobsAvailable());
     this.loop = new Loop({ intervalMs: cfg.intervalMs ?? 1000, pass: () => this.scheduler.pass() });
     this.control = {
       store: this.store,
@@ -65,6 +77,16 @@ export class Engine {
 
   get bus() {
     return this.scheduler.bus;
+  }
+
+  /** Append to the logging plane and publish to listeners (the UI, SSE) once committed. */
+  log(e: NewEvent): void {
+    this.scheduler.ctx.log(e);
+  }
+
+  /** A transaction whose logged events are published after commit. */
+  tx<T>(fn: () => T): T {
+    return this.scheduler.ctx.tx(fn);
   }
 
   start(): void {

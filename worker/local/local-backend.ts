@@ -61,6 +61,10 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     },
 
     async submit(spec: JobSpec): Promise<Handle> {
+      // Idempotent per run: a resubmission after a crash between launch and the ledger write
+      // adopts the job its directory records instead of launching it twice.
+      const existing = handleFromRunDir(spec.runDir);
+      if (existing) return toHandle(existing);
       const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs });
       return toHandle(handle);
     },

@@ -1,5 +1,6 @@
 // poll and fetch for local jobs, from the job directory and /proc alone: no memory of having
 // launched anything is needed, so a restarted daemon settles jobs it never started.
+import { readHeartbeat } from './jobdir.js';
 import { existsSync } from 'node:fs';
 import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
@@ -29,7 +30,7 @@ export function pollLocalJob(handle: LocalHandle): PollState {
     return { state: 'lost', reason: existsSync(runDir) ? `no manifest in job directory ${runDir}` : `job directory missing: ${runDir}` };
   }
   const h = completeHandle(handle);
-  if (anyAlive(h)) return { state: 'running', startedAt: startedAtOf(h) };
+  if (anyAlive(h)) return { state: 'running', startedAt: startedAtOf(h), heartbeatAt: readHeartbeat(runDir) };
   // Nothing alive. Either it ended just now (the wrapper renamed the sentinel, then exited,
   // between the two looks) or it vanished; a second look at the sentinel tells them apart.
   if (readSentinel(runDir)) return { state: 'done' };

@@ -1,12 +1,16 @@
 import type { Command } from 'commander';
-import { action, collect, dataDirPath, print, table, usage, withStore } from '../io.js';
+import { action, asFlags, collect, dataDirPath, print, table, usage, withStore } from '../io.js';
 import type { JobRow } from '../../engine/domain/types.js';
+import { collectSecrets, maskArgs, maskText } from '../../engine/mask.js';
 
+/** A job as printed: secrets masked (also in a name derived from the command line). */
 function jobView(j: JobRow) {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     id: j.id,
-    name: j.name,
+    name: maskText(j.name, collectSecrets(j.args, j.env)),
+    command: j.command,
+    args: maskArgs(j.args),
     status: j.status,
     exitCode: j.exitCode,
     signal: j.signal,
@@ -19,6 +23,8 @@ function jobView(j: JobRow) {
     endedAt: iso(j.endedAt),
   };
 }
+
+const JOB_FLAGS: Record<string, string> = { after: '--after', computer: '--computer', name: '--name', cwd: '--cwd', args: 'command' };
 
 export function register(program: Command): void {
   const job = program.command('job').description('one-off batch jobs');
@@ -42,9 +48,10 @@ export function register(program: Command): void {
         const { postJob } = await import('../../engine/ops/jobs.js');
         const input: Record<string, unknown> = { command: command[0], args: command.slice(1), after };
         if (o.computer) input.computer = o.computer;
-        if (o.name) input.name = o.name;
+        // The default name is the command line: never with its secrets in clear.
+        input.name = o.name ?? [command[0], ...maskArgs(command.slice(1))].join(' ').slice(0, 80);
         if (o.cwd) input.cwd = o.cwd;
-        const j = await withStore((s) => postJob(s, input, Date.now()));
+        const j = await withStore((s) => asFlags(JOB_FLAGS, () => postJob(s, input, Date.now())));
         const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
         nudgeDaemon(await dataDirPath());
         print(o.json, { id: j.id, status: j.status }, () => String(j.id));

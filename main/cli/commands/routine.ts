@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, collect, print, table, usage, withStore, dataDirPath } from '../io.js';
+import { action, asFlags, collect, print, table, usage, withStore, dataDirPath } from '../io.js';
 
 interface RoutineFlags {
   cron?: string;
@@ -115,6 +115,15 @@ async function toInput(id: string, o: RoutineFlags, command: string[], partial: 
   return input;
 }
 
+/** The flag that sets each input field, so that a refusal names what the user typed. */
+const FLAG_OF: Record<string, string> = {
+  cron: '--cron', runtimes: '--runtimes', every: '--every', at: '--at', in: '--in', realtime: '--realtime',
+  name: '--name', tz: '--tz', after: '--after', schedule: '--schedule', computer: '--computer', external: '--external',
+  cwd: '--cwd', env: '--env', retry: '--retry', misfire: '--misfire', overlap: '--overlap', timeout: '--timeout',
+  heartbeat: '--heartbeat', grace: '--grace', tolerance: '--tolerance', log_cap: '--log-cap', outputs: '--output',
+  revision: '--revision', args: 'command',
+};
+
 async function nudge(): Promise<boolean> {
   const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
   return nudgeDaemon(await dataDirPath());
@@ -134,7 +143,7 @@ export function register(program: Command): void {
         const input = await toInput(id, o, command, false);
         const { saveRoutine } = await import('../../engine/ops/routines.js');
         const { publicDef } = await import('../../engine/ops/views.js');
-        const def = await withStore((s) => saveRoutine(s, input, { now: Date.now() }, 'create').def);
+        const def = await withStore((s) => asFlags(FLAG_OF, () => saveRoutine(s, input, { now: Date.now() }, 'create').def));
         await nudge();
         print(o.json, publicDef(def), () => `added ${def.id}`);
       }),
@@ -148,7 +157,7 @@ export function register(program: Command): void {
         const { publicDef } = await import('../../engine/ops/views.js');
         const fullId = input.id as string;
         delete input.id;
-        const def = await withStore((s) => editRoutine(s, fullId, input, { now: Date.now() }));
+        const def = await withStore((s) => asFlags(FLAG_OF, () => editRoutine(s, fullId, input, { now: Date.now() })));
         await nudge();
         print(o.json, publicDef(def), () => `updated ${def.id}`);
       }),
@@ -237,8 +246,10 @@ export function registerControl(program: Command): void {
       const { withControl } = await import('../control.js');
       const { runNow } = await import('../../engine/ops/control.js');
       const full = await resolveId(id);
+      // Bad input is refused before anything is queued or stopped.
+      const limit = await waitLimit(o.wait);
       const run = await withControl(async (c) => runNow(c, full));
-      const final = await awaitRun(run.id, o.wait);
+      const final = await awaitRun(run.id, limit);
       print(o.json, final, () => `${full}: run ${final.id} ${final.status}${final.reason ? ` (${final.reason})` : ''}`);
       if (final.status === 'ERROR') process.exitCode = 1;
     }),
@@ -249,8 +260,10 @@ export function registerControl(program: Command): void {
       const { withControl } = await import('../control.js');
       const { restartRoutine } = await import('../../engine/ops/control.js');
       const full = await resolveId(id);
+      // Bad input is refused before anything is queued or stopped.
+      const limit = await waitLimit(o.wait);
       const res = await withControl(async (c) => restartRoutine(c, full));
-      const final = await awaitRun(res.started.id, o.wait);
+      const final = await awaitRun(res.started.id, limit);
       print(o.json, { stopped: res.stopped.map((r) => r.id), started: final }, () => `${full}: stopped ${res.stopped.length}, run ${final.id} ${final.status}${final.reason ? ` (${final.reason})` : ''}`);
       if (final.status === 'ERROR') process.exitCode = 1;
     }),
@@ -271,21 +284,25 @@ export function registerControl(program: Command): void {
     );
 }
 
-/** Wait until the run is RUNNING or has ended, or the wait runs out; reports where it got to. */
-async function awaitRun(runId: string, waitFor: string | false) {
+/** `--wait D` in ms, or false for `--no-wait`; exit 2 on a bad duration. */
+async function waitLimit(waitFor: string | false): Promise<number | false> {
+  if (waitFor === false) return false;
   const { parseDuration } = await import('../../engine/timing/duration.js');
+  try {
+    return parseDuration(waitFor);
+  } catch (err) {
+    usage('--wait', `duration ${(err as Error).message}`);
+  }
+}
+
+/** Wait until the run is RUNNING or has ended, or the wait runs out; reports where it got to. */
+async function awaitRun(runId: string, limit: number | false) {
   const { runSummary } = await import('../../engine/ops/views.js');
   const { ownerPid } = await import('../../engine/daemon/nudge.js');
   const get = () => withStore((s) => s.runs.get(runId)!);
   let run = await get();
-  if (waitFor === false) return { ...runSummary(run), daemon: true };
-  let limit: number;
-  try {
-    limit = parseDuration(waitFor);
-  } catch (err) {
-    usage('--wait', (err as Error).message);
-  }
   const daemon = ownerPid(await dataDirPath()) !== null;
+  if (limit === false) return { ...runSummary(run), daemon };
   if (!daemon) {
     process.stderr.write('tend: no daemon owns the data dir: the run is queued and starts when one does (tend daemon ensure)\n');
     return { ...runSummary(run), daemon };

@@ -3,8 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { followLog } from '../../../worker/local/logs.js';
 import type { Engine } from '../engine.js';
 import { notFound, TendError } from '../errors.js';
+import type { Streams } from './streams.js';
 
-export async function followRoute(engine: Engine, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function followRoute(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { id } = req.params as { id: string };
   const q = req.query as { stream?: string; tailBytes?: string };
   const stream = q.stream ?? 'stdout';
@@ -25,6 +26,7 @@ export async function followRoute(engine: Engine, req: FastifyRequest, reply: Fa
     res.end();
     return;
   }
+  const unregister = streams.add(() => stop.abort());
   try {
     for await (const chunk of followLog(run.runDir, stream, { signal: stop.signal, tailBytes })) {
       res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
@@ -33,5 +35,6 @@ export async function followRoute(engine: Engine, req: FastifyRequest, reply: Fa
   } catch (err) {
     if (!stop.signal.aborted) res.write(`event: end\ndata: ${JSON.stringify({ reason: (err as Error).message })}\n\n`);
   }
+  unregister();
   res.end();
 }

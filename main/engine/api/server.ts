@@ -10,6 +10,8 @@ import { openApiDocument } from './openapi.js';
 import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from './routes.js';
 import { followRoute } from './follow.js';
 import { serveRenderer } from './static.js';
+import { poolRoutes } from '../pool/routes.js';
+import { Streams } from './streams.js';
 
 export interface ApiOptions {
   host?: string;
@@ -18,8 +20,6 @@ export interface ApiOptions {
   token?: string;
   bodyLimit?: number;
   rendererDir?: string | null;
-  /** Extra routes (the worker pool) registered by other modules. */
-  plugins?: ((app: FastifyInstance, ctx: ApiContext) => void)[];
 }
 
 export interface ApiContext {
@@ -54,7 +54,14 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   const token = o.token ?? readApiFile(engine.dataDir)?.token ?? newToken();
   const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 1024 * 1024, return503OnClosing: true });
   const routes: ApiServer['routes'] = [];
+  const streams = new Streams();
   app.decorateRequest('principal', null);
+  // End event streams and log follows first: closing waits for open responses.
+  app.addHook('preClose', async () => streams.closeAll());
+  // A write through the API reaches open event streams at once.
+  app.addHook('onResponse', async (req) => {
+    if (req.method !== 'GET' && streams.size) streams.changed();
+  });
 
   app.addHook('onRoute', (r) => {
     const methods = Array.isArray(r.method) ? r.method : [r.method];
@@ -101,11 +108,11 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   const extra = (k: keyof typeof EXTRA_ROUTES) => ({ method: EXTRA_ROUTES[k].method, url: EXTRA_ROUTES[k].path, config: { scope: EXTRA_ROUTES[k].scope } });
   app.route({ ...extra('health'), handler: async () => ({ ok: true, value: { status: 'ok', pid: process.pid } }) });
   app.route({ ...extra('openapi'), handler: async () => openApiDocument() });
-  app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, req, reply) });
-  app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, req, reply) });
+  app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, streams, req, reply) });
+  app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, streams, req, reply) });
 
   const ctx: ApiContext = { engine, principal: (req) => req.principal };
-  for (const plugin of o.plugins ?? []) plugin(app, ctx);
+  poolRoutes(app, ctx);
   if (o.rendererDir) serveRenderer(app, o.rendererDir);
 
   await app.listen({ host, port });
@@ -120,26 +127,71 @@ function sendError(reply: FastifyReply, status: number, error: { code: string; m
   return reply.code(status).send({ ok: false, error });
 }
 
-/** Server-sent events: `event` rows as they are appended; `?after=ID` replays what was missed. */
-async function eventStream(engine: Engine, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const q = req.query as { after?: string };
-  const after = q.after !== undefined ? Number(q.after) : NaN;
+/**
+ * Server-sent events: `event` rows as they are appended, read from the events table (the one
+ * source: rows written by the pass, by API calls and by other processes such as the CLI alike).
+ * `?after=ID` (or `Last-Event-ID`) replays what was missed.
+ */
+async function eventStream(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const q = req.query as { after?: unknown };
+  const rawAfter = q.after ?? req.headers['last-event-id'];
+  let lastId: number;
+  if (rawAfter !== undefined) {
+    lastId = typeof rawAfter === 'string' && /^\d{1,15}$/.test(rawAfter) ? Number(rawAfter) : NaN;
+    if (!Number.isSafeInteger(lastId)) throw new TendError('INVALID', 'after must be an event id', [{ path: 'after', message: 'a non-negative integer' }]);
+  } else {
+    lastId = (engine.store.db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM events`).get() as { id: number }).id;
+  }
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-  const send = (e: EventRow) => res.write(`id: ${e.id}\nevent: event\ndata: ${JSON.stringify(e)}\n\n`);
-  if (Number.isSafeInteger(after) && after >= 0) for (const e of engine.store.events.after(after, 1000)) send(e);
+  let closed = false;
+  const drain = () => {
+    if (closed) return;
+    try {
+      for (;;) {
+        const rows = engine.store.events.after(lastId, 500);
+        for (const e of rows) res.write(`id: ${e.id}\nevent: event\ndata: ${JSON.stringify(e)}\n\n`);
+        if (rows.length) lastId = rows[rows.length - 1]!.id;
+        if (rows.length < 500) break;
+      }
+    } catch {
+      /* the store is closing: the stream ends with the server */
+    }
+  };
+  let scheduled = false;
+  const soon = () => {
+    if (scheduled || closed) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      drain();
+    });
+  };
+  drain();
   res.write(': connected\n\n');
-  const onEvent = (e: EventRow) => send(e);
-  const onPass = (p: unknown) => res.write(`event: pass\ndata: ${JSON.stringify(p)}\n\n`);
-  engine.bus.on('event', onEvent);
+  const onPass = (p: unknown) => {
+    drain();
+    if (!closed) res.write(`event: pass\ndata: ${JSON.stringify(p)}\n\n`);
+  };
+  engine.bus.on('event', soon);
   engine.bus.on('pass', onPass);
+  // Rows written by other processes (the CLI) are seen within a second even between passes.
+  const poll = setInterval(drain, 1000);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-  await new Promise<void>((resolve) => {
-    req.raw.on('close', resolve);
-    res.on('close', resolve);
-  });
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  const unregister = streams.add(() => {
+    if (!res.writableEnded) res.end();
+    end();
+  }, soon);
+  req.raw.on('close', end);
+  res.on('close', end);
+  await ended;
+  closed = true;
+  unregister();
+  clearInterval(poll);
   clearInterval(keepAlive);
-  engine.bus.off('event', onEvent);
+  engine.bus.off('event', soon);
   engine.bus.off('pass', onPass);
 }

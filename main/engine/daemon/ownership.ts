@@ -40,10 +40,24 @@ export function isLiveOwner(rec: PidRecord | null): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (rec.startTime === null) return true;
+  if (rec.startTime === null) return looksLikeTend(rec.pid);
   const stat = readProcStat(rec.pid);
   if (!stat) return process.platform !== 'linux';
   return stat.startTime === rec.startTime;
+}
+
+/**
+ * A record without a start time (a bare pid, from an older or foreign writer) cannot prove the
+ * process is the one that wrote it; where /proc exists, its command line must at least be Tend's.
+ */
+function looksLikeTend(pid: number): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return process.platform !== 'linux';
+  }
+  return /tend/i.test(cmdline);
 }
 
 function acquireLock(lock: string): number {
@@ -55,14 +69,18 @@ function acquireLock(lock: string): number {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       // Held: by a live claimant (wait a moment) or left by a dead one (remove it).
-      let holder = NaN;
+      let content: string;
+      let ino: number;
       let age = 0;
       try {
-        holder = Number(readFileSync(lock, 'utf8'));
-        age = Date.now() - statSync(lock).mtimeMs;
+        content = readFileSync(lock, 'utf8');
+        const st = statSync(lock);
+        ino = st.ino;
+        age = Date.now() - st.mtimeMs;
       } catch {
         continue;
       }
+      const holder = Number(content);
       let alive = false;
       if (Number.isSafeInteger(holder) && holder > 0) {
         try {
@@ -73,13 +91,45 @@ function acquireLock(lock: string): number {
         }
       }
       if (!alive || age > LOCK_STALE_MS) {
-        rmSync(lock, { force: true });
+        breakStaleLock(lock, ino, content);
         continue;
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
     }
   }
   throw new TendError('UNAVAILABLE', `could not take ${lock}: another process keeps claiming it`);
+}
+
+/**
+ * Remove a stale lock, but only the one we judged stale: two claimants that both saw it stale
+ * must not let the slower one remove the lock the faster one has just taken. The check and the
+ * removal happen under a second O_EXCL file.
+ */
+function breakStaleLock(lock: string, ino: number, content: string): void {
+  const guard = `${lock}.break`;
+  let fd: number;
+  try {
+    fd = openSync(guard, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Someone else is breaking it; a guard left by a claimant that died meanwhile goes after a while.
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > LOCK_STALE_MS) rmSync(guard, { force: true });
+    } catch {
+      /* gone already */
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    return;
+  }
+  try {
+    const st = statSync(lock, { throwIfNoEntry: false });
+    if (st && st.ino === ino && readFileSync(lock, 'utf8') === content) rmSync(lock, { force: true });
+  } catch {
+    /* removed meanwhile */
+  } finally {
+    closeSync(fd);
+    rmSync(guard, { force: true });
+  }
 }
 
 export function claimOwnership(dataDir: string, kind: PidRecord['kind'] = 'daemon'): Ownership {

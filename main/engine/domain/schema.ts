@@ -54,37 +54,43 @@ const listField = z
 
 /** The fields, without cross-field rules (also the source of the published JSON Schema). */
 export const RoutineFields = z.strictObject({
-    id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code'),
-    name: z.string().trim().min(1).max(200).optional(),
-    schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').optional(),
-    computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
-    realtime: z.boolean().optional(),
-    external: z.boolean().optional(),
-    command: z.string().min(1, 'must not be empty').max(4096).optional(),
-    args: z.array(z.string().max(65536)).max(1000).optional(),
-    cwd: z.string().min(1).max(4096).optional(),
-    env: z.record(z.string().regex(ENV_NAME, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional(),
-    runtimes: listField.optional(),
-    cron: z.string().optional(),
-    every: durationField.optional(),
-    at: z.string().optional(),
-    in: durationField.optional(),
-    tz: z.string().refine(isValidTimeZone, 'unknown IANA time zone').optional(),
-    after: listField.optional(),
-    retry: z.union([z.literal('none'), z.strictObject({ every: durationField, for: durationField })]).optional(),
-    misfire: z.enum(['skip', 'once', 'all']).optional(),
-    overlap: z.enum(['skip', 'queue-one', 'allow']).optional(),
-    timeout: durationField.optional(),
-    heartbeat: durationField.optional(),
-    grace: durationField.optional(),
-    tolerance: durationField.optional(),
-    log_cap: sizeField.optional(),
-    outputs: z.array(z.string().min(1)).max(100).optional(),
-    revision: z.string().regex(/^[\w./-]{1,200}$/, 'a commit sha or ref').optional(),
-    backend: z.enum(['local']).optional(),
+    id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code').describe('Identity, unique: user@COMPUTER:path/to/code.'),
+    name: z.string().trim().min(1).max(200).optional().describe('Group shown on the SCHED page (routines with the same name roll up). Default: the path part of the id.'),
+    schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').optional().describe('Schedule this routine belongs to; in a schedule file it must match the file’s schedule.'),
+    computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional().describe('Computer that runs it (user@HOST). Default: the one in the id.'),
+    realtime: z.boolean().optional().describe('Long-running: kept alive, restarted when it dies or goes silent. Takes no timing.'),
+    external: z.boolean().optional().describe('Started by nobody: it reports over the API. Needs no command.'),
+    command: z.string().min(1, 'must not be empty').max(4096).optional().describe('Program to run (required unless external).'),
+    args: z.array(z.string().max(65536)).max(1000).optional().describe('Arguments. Secret-looking values (--password=…, --api-key …) are masked in every output.'),
+    cwd: z.string().min(1).max(4096).optional().describe('Working directory.'),
+    env: z.record(z.string().regex(ENV_NAME, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional().describe('Environment variables. Secret-named ones (TOKEN, API_KEY, …) are masked in every output.'),
+    runtimes: listField.optional().describe('Timing: daily start times HH:MM in tz, a list or "07:00,19:30".'),
+    cron: z.string().optional().describe('Timing: five-field cron expression (minute hour day-of-month month day-of-week) in tz.'),
+    every: durationField.optional().describe('Timing: interval counted from the end of the previous run, e.g. 30m, 1h30m.'),
+    at: z.string().optional().describe('Timing: once, at an ISO 8601 time (without an offset: in tz).'),
+    in: durationField.optional().describe('Timing: once, this long after the definition is saved.'),
+    tz: z.string().refine(isValidTimeZone, { error: (iss) => `unknown IANA time zone ${JSON.stringify(iss.input)} (e.g. Europe/Berlin, UTC)` }).optional().describe('IANA time zone of the timing. Default: this machine’s.'),
+    after: listField.optional().describe('Dependencies: ids of routines of the same schedule that must complete first.'),
+    retry: z.union([z.literal('none'), z.strictObject({ every: durationField, for: durationField })]).optional().describe('Retry a failed run every EVERY for up to FOR, or "none". Default: none, one-shots (at/in) 60s for 1h.'),
+    misfire: z.enum(['skip', 'once', 'all']).optional().describe('Runs missed during downtime or sleep: skip them, run once (default) or run all.'),
+    overlap: z.enum(['skip', 'queue-one', 'allow']).optional().describe('When the previous run is still going: skip (default), queue-one or allow.'),
+    timeout: durationField.optional().describe('Stop a run that takes longer than this.'),
+    heartbeat: durationField.optional().describe('Realtime only: restart when silent for longer than this.'),
+    grace: durationField.optional().describe('Realtime: startup grace before silence counts (at most 5m; default 45s).'),
+    tolerance: durationField.optional().describe('Batch: DELAYED when not started this long after due (default 5m).'),
+    log_cap: sizeField.optional().describe('Per-stream log cap, bytes or e.g. 64MiB (at least 4KiB; default 64MiB).'),
+    outputs: z.array(z.string().min(1)).max(100).optional().describe('Promised outputs (paths or globs).'),
+    revision: z.string().regex(/^[\w./-]{1,200}$/, 'a commit sha or ref').optional().describe('Git commit or ref the working tree must be at, clean.'),
+    backend: z.enum(['local']).optional().describe('Backend that runs it (default: local).'),
 });
 
-export const RoutineInputSchema = RoutineFields.superRefine((r, ctx) => {
+/**
+ * The cross-field rules. They run even when a field failed (`when`), so that one bad duration does
+ * not hide a second timing mode or a bad cron: a field that failed holds no usable value here, so
+ * every check looks at the type it needs.
+ */
+export const RoutineInputSchema = RoutineFields.superRefine(
+  (r, ctx) => {
     const modes = (['runtimes', 'cron', 'every', 'at', 'in'] as const).filter((k) => r[k] !== undefined);
     if (r.realtime) {
       for (const m of modes) ctx.addIssue({ code: 'custom', path: [m], message: 'realtime routines run continuously and take no timing' });
@@ -94,37 +100,39 @@ export const RoutineInputSchema = RoutineFields.superRefine((r, ctx) => {
       ctx.addIssue({ code: 'custom', path: [modes[1]!], message: `only one timing mode allowed, got ${modes.join(' and ')}` });
     }
     if (!r.external && r.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required (only external routines have no command)' });
-    if (r.cron !== undefined) {
+    if (typeof r.cron === 'string') {
       const why = validateCron(r.cron);
       if (why) ctx.addIssue({ code: 'custom', path: ['cron'], message: why });
     }
-    if (r.runtimes !== undefined) {
+    if (Array.isArray(r.runtimes)) {
       try {
         parseRuntimes(r.runtimes);
       } catch (err) {
         ctx.addIssue({ code: 'custom', path: ['runtimes'], message: (err as Error).message });
       }
     }
-    if (r.at !== undefined) {
+    if (typeof r.at === 'string') {
       try {
-        parseAt(r.at, r.tz ?? machineTimeZone());
+        parseAt(r.at, typeof r.tz === 'string' && isValidTimeZone(r.tz) ? r.tz : machineTimeZone());
       } catch (err) {
         ctx.addIssue({ code: 'custom', path: ['at'], message: (err as Error).message });
       }
     }
-    if (r.grace !== undefined && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5 minutes' });
+    if (typeof r.grace === 'number' && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5 minutes' });
     if (!r.realtime && r.heartbeat !== undefined) ctx.addIssue({ code: 'custom', path: ['heartbeat'], message: 'only realtime routines heartbeat' });
-    if (r.after?.includes(r.id)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'a routine cannot depend on itself' });
-  });
+    if (Array.isArray(r.after) && r.after.includes(r.id)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'a routine cannot depend on itself' });
+  },
+  { when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value) },
+);
 
 export type RoutineInput = z.input<typeof RoutineInputSchema>;
 type ParsedRoutine = z.output<typeof RoutineInputSchema>;
 
 export const ScheduleFileSchema = z.strictObject({
-  schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)'),
-  mode: z.enum(['active', 'observe']).optional(),
-  max_parallel: z.number().int().positive().max(10_000).optional(),
-  routines: z.array(z.unknown()).max(100_000),
+  schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').describe('Schedule name. The file is the whole schedule: its routines missing from the file are removed on import.'),
+  mode: z.enum(['active', 'observe']).optional().describe('active: commands are sent; observe: status is tracked, nothing is started. Omitted: unchanged (new schedules are active).'),
+  max_parallel: z.number().int().positive().max(10_000).optional().describe('At most this many runs of the schedule at once.'),
+  routines: z.array(z.unknown()).max(100_000).describe('The routines of this schedule.'),
 });
 
 export function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {

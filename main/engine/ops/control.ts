@@ -4,10 +4,9 @@
 import type { Backend } from '../backend.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound, TendError } from '../errors.js';
-import { newRunId } from '../ids.js';
+import { newRun } from '../domain/run.js';
 import { moveJob, moveRun } from '../scheduler/moves.js';
 import type { Store } from '../store/store.js';
-import { cycleDay } from '../timing/next.js';
 
 export interface ControlDeps {
   store: Store;
@@ -34,26 +33,7 @@ export function runNow(d: ControlDeps, id: string): RunRow {
   if (def.kind === 'batch' && def.overlap !== 'allow' && active.some((r) => r.status === 'PENDING' || r.status === 'DELAYED' || r.manual)) {
     throw new TendError('CONFLICT', `${id} already has a run ${active[0]!.status}`);
   }
-  const run: RunRow = {
-    id: newRunId(now),
-    routineId: id,
-    kind: def.kind,
-    cycle: cycleDay(now, def.tz),
-    scheduledAt: now,
-    attempt: 1,
-    status: def.kind === 'batch' ? 'PENDING' : 'STARTING',
-    reason: null,
-    exitCode: null,
-    signal: null,
-    backend: null,
-    runDir: null,
-    manual: true,
-    notBefore: null,
-    createdAt: now,
-    startedAt: null,
-    endedAt: null,
-    heartbeatAt: null,
-  };
+  const run = newRun(def, now, now, { manual: true });
   d.store.tx(() => {
     d.store.runs.insert(run);
     d.store.events.append({ type: 'run:requested', routineId: id, runId: run.id, message: 'run requested by hand' }, now);

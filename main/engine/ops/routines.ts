@@ -78,7 +78,11 @@ export function editRoutine(store: Store, id: string, changes: Record<string, un
   // Choosing a new timing mode replaces the old one.
   const modes = ['runtimes', 'cron', 'every', 'at', 'in'];
   if (modes.some((m) => changes[m] !== undefined) || changes.realtime === true) for (const m of modes) delete base[m];
-  if (changes.realtime === false) delete base.realtime;
+  // Back to batch: realtime-only settings go with the realtime mode.
+  if (changes.realtime === false) {
+    delete base.realtime;
+    delete base.heartbeat;
+  }
   const merged: Record<string, unknown> = { ...base, ...changes, id };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return saveRoutine(store, merged, ctx, 'update').def;

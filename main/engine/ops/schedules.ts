@@ -23,64 +23,110 @@ interface ParsedSchedule {
   mode: ScheduleMode | undefined;
   maxParallel: number | undefined;
   defs: RoutineDef[];
-  prefix: string;
+  /** Path of each def in the file (`routines.3`, `documents.1.routines.0`), parallel to defs. */
+  paths: string[];
 }
 
-/** Parse and validate every document of a schedule file. Throws INVALID with all issues. */
+/**
+ * A file written by `schedule export` carries `***` where a secret was. Importing it back must not
+ * overwrite the stored secret with the mask: an arg or env value that is exactly what masking the
+ * stored value gives (and differs from it) keeps the stored value.
+ */
+function restoreMasked(def: RoutineDef, stored: RoutineDef | null): RoutineDef {
+  if (!stored) return def;
+  const shown = publicDef(stored);
+  let args = def.args;
+  if (def.args.length === stored.args.length) {
+    args = def.args.map((a, i) => (a === shown.args[i] && a !== stored.args[i] ? stored.args[i]! : a));
+  }
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) {
+    const old = stored.env[k];
+    env[k] = old !== undefined && v === shown.env[k] && v !== old ? old : v;
+  }
+  return { ...def, args, env };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Parse and validate every document of a schedule file. Throws INVALID listing every issue with
+ * its path: a bad header does not hide bad routines, and a bad routine does not hide the
+ * dependency problems of the others.
+ */
 export function parseScheduleFile(text: string, store: Store, now: number): ParsedSchedule[] {
   const issues: Issue[] = [];
   const docs = parseAllDocuments(text, { prettyErrors: true });
   const docList = Array.isArray(docs) ? docs : [docs];
+  if (docList.length === 0) throw invalid({ path: '', message: 'empty file: a schedule file has `schedule: NAME` and `routines: [...]`' });
   const out: ParsedSchedule[] = [];
+  /** Ids of routines that did not validate: not "unknown" to the routines that depend on them. */
+  const failedIds = new Map<string, string>();
   docList.forEach((doc, d) => {
     const prefix = docList.length > 1 ? `documents.${d}.` : '';
-    for (const e of doc.errors) issues.push({ path: prefix.replace(/\.$/, ''), message: `YAML: ${e.message.split('\n')[0]}` });
+    const docPath = prefix ? [prefix.slice(0, -1)] : [];
+    for (const e of doc.errors) issues.push({ path: prefix.replace(/\.$/, ''), message: `YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` });
     if (doc.errors.length) return;
     const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
     const file = ScheduleFileSchema.safeParse(raw);
-    if (!file.success) {
-      issues.push(...zodIssues(file.error, prefix ? [prefix.slice(0, -1)] : []));
-      return;
-    }
+    if (!file.success) issues.push(...zodIssues(file.error, docPath));
+    if (!isRecord(raw)) return;
+    // A bad header still lets the routines be checked, under its name when that name is valid.
+    const name = file.success ? file.data.schedule : ScheduleFileSchema.shape.schedule.safeParse(raw.schedule).success ? (raw.schedule as string) : null;
+    const routines = Array.isArray(raw.routines) ? (raw.routines as unknown[]) : [];
     const defs: RoutineDef[] = [];
-    file.data.routines.forEach((r, i) => {
+    const paths: string[] = [];
+    const seen = new Map<string, string>();
+    routines.forEach((r, i) => {
       const at = `${prefix}routines.${i}`;
-      if (r && typeof r === 'object' && !Array.isArray(r)) {
-        const given = (r as Record<string, unknown>).schedule;
-        if (given !== undefined && given !== file.data.schedule) {
-          issues.push({ path: `${at}.schedule`, message: `routine says schedule ${String(given)}, but the file is schedule ${file.data.schedule}` });
+      if (isRecord(r)) {
+        const given = r.schedule;
+        if (given !== undefined && name !== null && given !== name) {
+          issues.push({ path: `${at}.schedule`, message: `routine says schedule ${String(given)}, but the file is schedule ${name}` });
+          if (typeof r.id === 'string') failedIds.set(r.id, name);
           return;
         }
-        r = { ...(r as Record<string, unknown>), schedule: file.data.schedule };
+        if (name !== null) r = { ...r, schedule: name };
       }
       try {
-        defs.push(parseRoutine(r, { now }, at.split('.')));
+        const parsed = parseRoutine(r, { now }, at.split('.'));
+        const def = restoreMasked(parsed, store.routines.get(parsed.id));
+        const first = seen.get(def.id);
+        if (first !== undefined) {
+          issues.push({ path: `${at}.id`, message: `duplicate routine id ${def.id} (also ${first})` });
+          return;
+        }
+        seen.set(def.id, at);
+        defs.push(def);
+        paths.push(at);
       } catch (err) {
-        if (err instanceof TendError) issues.push(...err.issues);
-        else throw err;
+        if (!(err instanceof TendError)) throw err;
+        issues.push(...err.issues);
+        if (isRecord(r) && typeof r.id === 'string' && name !== null) failedIds.set(r.id, name);
       }
     });
-    const seen = new Map<string, number>();
-    defs.forEach((def, i) => {
-      if (seen.has(def.id)) issues.push({ path: `${prefix}routines.${i}.id`, message: `duplicate routine id ${def.id} (also routines.${seen.get(def.id)})` });
-      seen.set(def.id, i);
-    });
-    out.push({ name: file.data.schedule, mode: file.data.mode, maxParallel: file.data.max_parallel, defs, prefix });
+    if (file.success) out.push({ name: file.data.schedule, mode: file.data.mode, maxParallel: file.data.max_parallel, defs, paths });
+    else if (name !== null) out.push({ name, mode: undefined, maxParallel: undefined, defs, paths });
   });
-  if (issues.length === 0) {
-    // Dependencies are checked across the file as one (the file replaces its schedule).
-    const incoming = out.flatMap((p) => p.defs);
-    const replaced = new Set(out.map((p) => p.name));
-    const kept = store.routines.allDefs().filter((d) => !replaced.has(d.schedule));
-    const offsets = out.flatMap((p) => p.defs.map((_, i) => `${p.prefix}routines.${i}`));
-    issues.push(...dependencyIssues(kept, incoming, (i) => offsets[i] ?? ''));
-    for (const other of store.routines.allDefs()) {
-      if (replaced.has(other.schedule)) continue;
-      for (const dep of other.dependencies) {
-        const gone = store.routines.get(dep);
-        if (gone && replaced.has(gone.schedule) && !incoming.some((d) => d.id === dep)) {
-          issues.push({ path: '', message: `${other.id} depends on ${dep}, which this file would remove` });
-        }
+  // Dependencies are checked across the file as one (the file replaces its schedules), also when
+  // other problems were found, so that every problem is reported at once.
+  const incoming = out.flatMap((p) => p.defs);
+  const incomingPaths = out.flatMap((p) => p.paths);
+  const replaced = new Set(out.map((p) => p.name));
+  const stored = store.routines.allDefs();
+  const kept = stored.filter((d) => !replaced.has(d.schedule) && !incoming.some((x) => x.id === d.id));
+  // Routines that failed validation stand in as dependency-free placeholders.
+  const placeholders = [...failedIds]
+    .filter(([id]) => !incoming.some((d) => d.id === id))
+    .map(([id, schedule]): RoutineDef => ({ ...incoming[0]!, id, schedule, dependencies: [] }));
+  const depIssues = incoming.length ? dependencyIssues([...kept, ...placeholders], incoming, (i) => incomingPaths[i] ?? '') : [];
+  issues.push(...depIssues);
+  for (const other of stored) {
+    if (replaced.has(other.schedule)) continue;
+    for (const dep of other.dependencies) {
+      const gone = store.routines.get(dep);
+      if (gone && replaced.has(gone.schedule) && !incoming.some((d) => d.id === dep) && !failedIds.has(dep)) {
+        issues.push({ path: '', message: `${other.id} depends on ${dep}, which this file would remove` });
       }
     }
   }
@@ -141,13 +187,15 @@ export function exportSchedule(store: Store, name?: string): string {
 
 /** The published JSON Schema of schedule files (schemas/schedule.schema.json). */
 export function scheduleJsonSchema(): unknown {
-  const file = ScheduleFileSchema.extend({ routines: z.array(RoutineFields.extend({ schedule: RoutineFields.shape.schedule })) });
+  const file = ScheduleFileSchema.extend({ routines: z.array(RoutineFields).max(100_000).describe(ScheduleFileSchema.shape.routines.description ?? '') });
   const schema = z.toJSONSchema(file, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema, ...rest } = schema;
   return {
-    ...schema,
+    $schema,
     $id: 'https://tend.dev/schemas/schedule.schema.json',
     title: 'Tend schedule file',
-    description: 'A schedule: a named list of routines, kept as YAML in git and loaded with `tend schedule import FILE`.',
+    description: 'A schedule: a named list of routines, kept as YAML in git and loaded with `tend schedule import FILE`. Durations: 500ms, 30s, 5m, 2h, 1d, 1h30m (a bare number is milliseconds).',
+    ...rest,
   };
 }
 

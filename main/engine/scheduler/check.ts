@@ -123,7 +123,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
     message: ok ? 'completed' : `failed: ${reason}`,
     data: { exitCode: outcome.exitCode, signal: outcome.signal },
   });
-  finalizeBatch(ctx, run, def, ok, reason, now);
+  finalizeBatch(ctx.store, (e) => ctx.log(e), run, def, ok, reason, now);
 }
 
 function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): void {

@@ -23,6 +23,8 @@ export interface SchedulerOptions {
   dataDir: string;
   /** Wall time moving this much further than monotonic time between passes is a clock jump or a sleep (off when unset). */
   clockJumpMs?: number;
+  /** One-off batch jobs this host runs itself at once (the in-process worker's --batchjobs); default maxParallel. */
+  batchSlots?: number;
   /** Bound on a backend's poll, fetch and health calls, so one hung backend cannot stall the loop. */
   backendTimeoutMs?: number;
 }
@@ -95,8 +97,21 @@ export class Ctx {
     this.bus.setMaxListeners(100);
   }
 
+  /** Creates backends met for the first time (a worker pool backend per remote computer). */
+  makeBackend: ((name: string) => Backend | undefined) | null = null;
+
   backend(name: string): Backend | undefined {
-    return this.backends.get(name);
+    let b = this.backends.get(name);
+    if (!b && this.makeBackend) {
+      b = this.makeBackend(name);
+      if (b) this.backends.set(name, b);
+    }
+    return b;
+  }
+
+  /** Routines of this host run on their own backend; those of other computers go to the pool. */
+  backendFor(def: RoutineDef): string {
+    return def.computer === this.opts.computer ? def.backend : `pool:${def.computer}`;
   }
 
   /** A backend call with a deadline: a hung backend becomes a failed call, not a stalled loop. */

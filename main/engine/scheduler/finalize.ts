@@ -1,14 +1,15 @@
 // What a finished batch run means for its trigger: one-shots become fired or failed, `every`
 // loops compute their next time from the completion, failures keep their metadata, and the
 // routine's retry policy may queue another attempt.
+import { newRun } from '../domain/run.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
+import type { NewEvent } from '../store/events.js';
+import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
-import type { Ctx } from './context.js';
-import { createRun } from './fire.js';
 
-export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
+export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
   if (!def || def.kind !== 'batch') return;
-  const t = ctx.store.routines.trigger(def.id);
+  const t = store.routines.trigger(def.id);
   if (!t) return;
   const timing = def.timing;
 
@@ -17,7 +18,7 @@ export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, suc
     const next = { ...t, attempts: 0, firstDueAt: null };
     if (timing?.mode === 'at') next.state = 'fired';
     if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) next.nextRunAt = nextRunAt(timing, now, def.tz);
-    if (next.state !== t.state || next.nextRunAt !== t.nextRunAt || t.attempts !== 0 || t.firstDueAt !== null) ctx.store.routines.saveTrigger(next, now);
+    if (next.state !== t.state || next.nextRunAt !== t.nextRunAt || t.attempts !== 0 || t.firstDueAt !== null) store.routines.saveTrigger(next, now);
     return;
   }
 
@@ -31,9 +32,10 @@ export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, suc
   const retryAt = now + def.retry.delayMs;
   const firstDue = run.scheduledAt;
   if (def.retry.delayMs > 0 && retryAt <= firstDue + def.retry.windowMs && t.state === 'scheduled') {
-    ctx.store.routines.saveTrigger(failed, now);
-    const retry = createRun(ctx, def, run.scheduledAt, now, { attempt: run.attempt + 1, manual: run.manual, notBefore: retryAt, cycle: run.cycle });
-    ctx.log({
+    store.routines.saveTrigger(failed, now);
+    const retry = newRun(def, run.scheduledAt, now, { attempt: run.attempt + 1, manual: run.manual, notBefore: retryAt, cycle: run.cycle });
+    store.runs.insert(retry);
+    log({
       type: 'run:retry',
       level: 'warn',
       routineId: def.id,
@@ -47,5 +49,5 @@ export function finalizeBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, suc
     if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) failed.nextRunAt = nextRunAt(timing, now, def.tz);
   }
   failed.firstDueAt = null;
-  ctx.store.routines.saveTrigger(failed, now);
+  store.routines.saveTrigger(failed, now);
 }

@@ -1,8 +1,8 @@
 // Due triggers become runs. Cost follows the due work: one indexed query, nothing per idle routine.
 import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
-import { newRunId } from '../ids.js';
-import { cycleDay, nextRunAt } from '../timing/next.js';
+import { newRun } from '../domain/run.js';
+import { nextRunAt } from '../timing/next.js';
 import type { Ctx } from './context.js';
 
 const DUE_BATCH = 5000;
@@ -130,26 +130,7 @@ export function createRun(
   now: number,
   o: { attempt: number; manual: boolean; notBefore: number | null; cycle?: string },
 ): RunRow {
-  const run: RunRow = {
-    id: newRunId(now),
-    routineId: def.id,
-    kind: def.kind,
-    cycle: o.cycle ?? cycleDay(scheduledAt, def.tz),
-    scheduledAt,
-    attempt: o.attempt,
-    status: def.kind === 'batch' ? 'PENDING' : 'STARTING',
-    reason: null,
-    exitCode: null,
-    signal: null,
-    backend: null,
-    runDir: null,
-    manual: o.manual,
-    notBefore: o.notBefore,
-    createdAt: now,
-    startedAt: null,
-    endedAt: null,
-    heartbeatAt: null,
-  };
+  const run = newRun(def, scheduledAt, now, o);
   ctx.store.runs.insert(run);
   return run;
 }

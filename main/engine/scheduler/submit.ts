@@ -46,6 +46,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
 
   // Slots are counted after the check phase cleared what finished.
   let free = ctx.opts.maxParallel - ledger.length;
+  let jobSlots = (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - ledger.filter((e) => e.kind === 'job').length;
   const perSchedule = new Map<string, number>();
   for (const r of input.active) {
     if ((r.status === 'STARTING' || r.status === 'RUNNING') && inLedger.has(`run:${r.id}`)) {
@@ -62,6 +63,10 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
     if (free <= 0) {
       note(waiting, item, `no free slot (max_parallel ${ctx.opts.maxParallel})`);
       continue;
+    }
+    if (item.kind === 'job') {
+      if (jobSlots <= 0) continue; // another worker with a free batch slot may take it
+      jobSlots--;
     }
     if (item.schedule) {
       const max = ctx.defs.schedules.get(item.schedule)?.maxParallel ?? null;
@@ -131,7 +136,7 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
   for (const s of input.realtime) {
     if (ctx.defs.observeOnly(s.def)) continue;
     if (!dependenciesRunning(ctx, s.def, input.waiting)) continue;
-    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: s.def.backend, schedule: s.def.schedule });
+    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: ctx.backendFor(s.def), schedule: s.def.schedule });
   }
   const busy = new Set<string>();
   for (const r of input.active) if (r.status === 'STARTING' || r.status === 'RUNNING') busy.add(r.routineId);
@@ -157,7 +162,7 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
       if (run.kind === 'realtime' && !dependenciesRunning(ctx, def, input.waiting, run.id)) continue;
     }
     busy.add(def.id);
-    items.push({ kind: 'run', run, def, backend: def.backend, schedule: def.schedule, recovering });
+    items.push({ kind: 'run', run, def, backend: ctx.backendFor(def), schedule: def.schedule, recovering });
   }
   for (const job of input.jobs) {
     if (job.computer !== null && job.computer !== ctx.opts.computer) continue;
@@ -257,7 +262,7 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     runId: run.id,
     message: refused ? reason : `could not start: ${reason}`,
   });
-  if (run.kind === 'batch') finalizeBatch(ctx, run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
+  if (run.kind === 'batch') finalizeBatch(ctx.store, (e) => ctx.log(e), run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
 }
 
 function stopLater(ctx: Ctx, name: string, handle: Handle): void {

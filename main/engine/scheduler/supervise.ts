@@ -64,6 +64,15 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
       const last = Math.max(run.heartbeatAt ?? 0, started);
       if (now - last > def.heartbeatMs && run.reason === null) {
         const reason = `heartbeat silent for ${Math.round((now - last) / 1000)}s (interval ${Math.round(def.heartbeatMs / 1000)}s)`;
+        if (def.external) {
+          // Tend cannot restart what it did not start: the routine needs attention.
+          ctx.tx(() => {
+            if (moveRun(ctx.store, run.id, 'realtime', 'give_up', { reason: `${reason}; external routine, Tend cannot restart it`, endedAt: now })) {
+              ctx.log({ type: 'routine:silent', level: 'error', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
+            }
+          });
+          continue;
+        }
         ctx.store.runs.cas(run.id, ['RUNNING'], 'RUNNING', { reason });
         ctx.log({ type: 'run:silent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
         stopAsync(ctx, { ...run, reason });

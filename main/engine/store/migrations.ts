@@ -10,7 +10,7 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
-    description: 'the whole domain: schedules, routines, triggers, runs, jobs, ledger, leases, events, commands, workers',
+    description: 'the whole domain: schedules, routines, triggers, runs, jobs, ledger, leases, events, commands, workers, remote reports',
     sql: `
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
@@ -167,6 +167,24 @@ CREATE TABLE workers (
   running       INTEGER NOT NULL DEFAULT 0,
   last_seen     INTEGER,
   registered_at INTEGER NOT NULL
+) STRICT;
+
+-- What workers on other hosts (and external routines) report about the runs and jobs they hold.
+CREATE TABLE remote_runs (
+  kind         TEXT NOT NULL CHECK (kind IN ('run', 'job')),
+  ref_id       TEXT NOT NULL,
+  computer     TEXT NOT NULL,
+  state        TEXT NOT NULL CHECK (state IN ('running', 'done', 'refused')),
+  pid          INTEGER,
+  exit_code    INTEGER,
+  signal       TEXT,
+  reason       TEXT,
+  run_dir      TEXT,
+  started_at   INTEGER,
+  ended_at     INTEGER,
+  heartbeat_at INTEGER,
+  updated_at   INTEGER NOT NULL,
+  PRIMARY KEY (kind, ref_id)
 ) STRICT;
 
 INSERT INTO meta (key, value) VALUES ('defs_version', '0');

@@ -1,6 +1,7 @@
 import { EventStore } from './events.js';
 import { JobStore } from './jobs.js';
 import { LedgerStore } from './ledger.js';
+import { PoolStore } from './pool.js';
 import { RoutineStore } from './routines.js';
 import { RunStore } from './runs.js';
 import { openDb, type DB, type OpenOptions } from './db.js';
@@ -12,6 +13,7 @@ export class Store {
   readonly jobs: JobStore;
   readonly ledger: LedgerStore;
   readonly events: EventStore;
+  readonly pool: PoolStore;
 
   constructor(readonly db: DB) {
     this.routines = new RoutineStore(db);
@@ -19,6 +21,7 @@ export class Store {
     this.jobs = new JobStore(db);
     this.ledger = new LedgerStore(db);
     this.events = new EventStore(db);
+    this.pool = new PoolStore(db);
   }
 
   static open(path: string, opts?: OpenOptions): Store {

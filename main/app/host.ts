@@ -1,0 +1,188 @@
+// Where the app's engine is. Exactly one process owns a data dir: when a live headless daemon
+// owns it, the app attaches to it over the HTTP API; otherwise the app claims the data dir
+// (as 'app') and runs the engine in its own process, with the API too, so that the CLI and
+// browser mode work while the app runs.
+import { readApiFile } from '../engine/api/auth.js';
+import { startApi, type ApiServer } from '../engine/api/server.js';
+import { claimOwnership, isLiveOwner, readPidRecord, type Ownership, type PidRecord } from '../engine/daemon/ownership.js';
+import { nudgeDaemon } from '../engine/daemon/nudge.js';
+import { writeState, type DaemonState } from '../engine/daemon/state.js';
+import { Engine } from '../engine/engine.js';
+import { TendError, errorMessage } from '../engine/errors.js';
+import { tendVersion } from '../engine/version.js';
+import { engineClient, httpClient, type TendClient } from './client.js';
+
+export interface AppInfo {
+  /** 'engine': the scheduler runs in this app; 'attached': a headless daemon runs it. */
+  mode: 'engine' | 'attached';
+  dataDir: string;
+  /** The HTTP API (browser mode), when there is one. */
+  url: string | null;
+  /** The process that runs the scheduler. */
+  enginePid: number;
+  version: string;
+}
+
+export interface Host {
+  readonly info: AppInfo;
+  readonly client: TendClient;
+  /** Ask for a pass now. */
+  nudge(): void;
+  /** The machine goes to sleep or wakes up (Electron's powerMonitor). */
+  power(what: 'suspend' | 'resume'): void;
+  /** Attached only: called once when the daemon no longer owns the data dir. */
+  onOwnerGone(cb: () => void): void;
+  close(): Promise<void>;
+}
+
+export interface HostOptions {
+  dataDir: string;
+  intervalMs?: number;
+  /** Serve the built renderer at the API address (browser mode). */
+  rendererDir?: string | null;
+  /** Start the HTTP API in engine mode (default: unless TEND_API=off). */
+  api?: boolean;
+  log?: (line: string) => void;
+  /** How long to wait for an owning daemon to publish its API address. */
+  attachTimeoutMs?: number;
+  /** How often an attached app checks that its daemon is still alive. */
+  ownerCheckMs?: number;
+  fetch?: typeof fetch;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The owner of the data dir, if it is alive and is not this process. */
+export function liveOtherOwner(dataDir: string): PidRecord | null {
+  const rec = readPidRecord(dataDir);
+  return rec && rec.pid !== process.pid && isLiveOwner(rec) ? rec : null;
+}
+
+export async function startHost(o: HostOptions): Promise<Host> {
+  const owner = liveOtherOwner(o.dataDir);
+  if (owner) return attach(o, owner);
+  try {
+    return await own(o);
+  } catch (err) {
+    // A daemon claimed the data dir between our look and our claim: it is the owner now.
+    const now = err instanceof TendError && err.code === 'CONFLICT' ? liveOtherOwner(o.dataDir) : null;
+    if (now) return attach(o, now);
+    throw err;
+  }
+}
+
+async function own(o: HostOptions): Promise<Host> {
+  const log = o.log ?? (() => undefined);
+  const ownership: Ownership = claimOwnership(o.dataDir, 'app');
+  let engine: Engine;
+  try {
+    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs ?? 1000 });
+  } catch (err) {
+    ownership.release();
+    throw err;
+  }
+  let api: ApiServer | null = null;
+  if (o.api ?? process.env.TEND_API !== 'off') {
+    try {
+      api = await startApi(engine, { rendererDir: o.rendererDir ?? null });
+      log(`API at ${api.url}`);
+    } catch (err) {
+      log(`API not started: ${errorMessage(err)}`);
+    }
+  }
+  // The same heartbeat file as `tend daemon run`: `tend daemon status` and doctor see the app.
+  const state: DaemonState = {
+    pid: process.pid,
+    startedAt: ownership.record.startedAt,
+    lastHeartbeat: new Date().toISOString(),
+    version: tendVersion(),
+    api: api ? { url: api.url } : null,
+    intervalMs: o.intervalMs ?? 1000,
+    lastPass: null,
+    clockJumps: 0,
+  };
+  const saveState = () => {
+    try {
+      writeState(o.dataDir, state);
+    } catch {
+      /* the next pass tries again */
+    }
+  };
+  saveState();
+  engine.bus.on('event', (e) => {
+    if (e.type === 'clock:jump') state.clockJumps++;
+  });
+  engine.bus.on('pass', (p) => {
+    state.lastHeartbeat = new Date().toISOString();
+    state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
+    saveState();
+  });
+  engine.start();
+  const client = engineClient(engine);
+  let closing: Promise<void> | null = null;
+  return {
+    info: { mode: 'engine', dataDir: o.dataDir, url: api?.url ?? null, enginePid: process.pid, version: tendVersion() },
+    client,
+    nudge: () => engine.nudge(),
+    power(what) {
+      // The pass sees the clock jump by itself; saying why helps whoever reads the events.
+      engine.scheduler.ctx.log({ type: what === 'suspend' ? 'power:suspend' : 'power:resume', message: what === 'suspend' ? 'the machine is going to sleep' : 'the machine woke up; looking at what was missed' });
+      if (what === 'resume') engine.nudge();
+    },
+    onOwnerGone: () => undefined,
+    close() {
+      closing ??= (async () => {
+        client.close();
+        await api?.close().catch(() => undefined);
+        await engine.stop();
+        engine.store.close();
+        ownership.release();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function attach(o: HostOptions, owner: PidRecord): Promise<Host> {
+  const deadline = Date.now() + (o.attachTimeoutMs ?? 10_000);
+  let api = readApiFile(o.dataDir);
+  // A daemon that just started may not have written api.json yet.
+  while ((!api || api.pid !== owner.pid) && Date.now() < deadline && isLiveOwner(owner)) {
+    await sleep(100);
+    api = readApiFile(o.dataDir);
+  }
+  if (!api || api.pid !== owner.pid) {
+    throw new TendError('UNAVAILABLE', `${owner.kind} pid ${owner.pid} owns ${o.dataDir} but serves no HTTP API (started with TEND_API=off?); stop it or start it with the API`);
+  }
+  const client = httpClient({ url: api.url, token: api.token, ...(o.fetch ? { fetch: o.fetch } : {}) });
+  // Fail now, clearly, rather than at the first click.
+  try {
+    await client.call('daemon.status', {});
+  } catch (err) {
+    client.close();
+    throw new TendError('UNAVAILABLE', `daemon pid ${owner.pid} owns ${o.dataDir} but its API at ${api.url} does not answer: ${errorMessage(err)}`);
+  }
+  const gone: (() => void)[] = [];
+  let fired = false;
+  const timer = setInterval(() => {
+    if (fired || isLiveOwner(owner)) return;
+    fired = true;
+    clearInterval(timer);
+    for (const cb of gone) cb();
+  }, o.ownerCheckMs ?? 2000);
+  timer.unref?.();
+  return {
+    info: { mode: 'attached', dataDir: o.dataDir, url: api.url, enginePid: owner.pid, version: tendVersion() },
+    client,
+    nudge: () => void nudgeDaemon(o.dataDir),
+    // The daemon has its own clock-jump detection; waking it saves up to an interval.
+    power: (what) => {
+      if (what === 'resume') nudgeDaemon(o.dataDir);
+    },
+    onOwnerGone: (cb) => void gone.push(cb),
+    async close() {
+      clearInterval(timer);
+      client.close();
+    },
+  };
+}

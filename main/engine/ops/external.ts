@@ -1,0 +1,85 @@
+// External routines are started by nobody: they report `start`, `heartbeat`, `complete`, `fail`
+// and `log` over the API, each with an optional run id so overlapping runs stay apart. They are
+// monitored like any other routine (late → DELAYED; realtime silence → ERROR).
+import type { RoutineDef, RunRow } from '../domain/types.js';
+import { notFound, TendError } from '../errors.js';
+import { moveRun } from '../scheduler/moves.js';
+import type { NewEvent } from '../store/events.js';
+import type { Store } from '../store/store.js';
+import { newRun } from '../domain/run.js';
+import { finalizeBatch } from '../scheduler/finalize.js';
+
+export type ExternalAction = 'start' | 'heartbeat' | 'complete' | 'fail' | 'log';
+
+export interface ExternalReport {
+  runId?: string;
+  exitCode?: number;
+  message?: string;
+}
+
+const LOG_LIMIT = 8 * 1024;
+
+function externalRoutine(store: Store, id: string): RoutineDef {
+  const def = store.routines.get(id);
+  if (!def) throw notFound(`routine ${id}`);
+  if (!def.external) throw new TendError('CONFLICT', `${id} is not external: Tend starts it and watches it itself`);
+  return def;
+}
+
+/** The run a report is about: the given run id, else the routine's open run. */
+function target(store: Store, def: RoutineDef, runId: string | undefined): RunRow | null {
+  if (runId) {
+    const run = store.runs.get(runId);
+    if (!run || run.routineId !== def.id) throw notFound(`run ${runId} of ${def.id}`);
+    return run;
+  }
+  const open = store.runs.activeFor(def.id);
+  return open.find((r) => r.status === 'RUNNING' || r.status === 'STARTING') ?? open[0] ?? null;
+}
+
+export function reportExternal(store: Store, log: (e: NewEvent) => void, id: string, action: ExternalAction, r: ExternalReport, now: number): RunRow | null {
+  const def = externalRoutine(store, id);
+  const message = r.message?.slice(0, LOG_LIMIT);
+  return store.tx(() => {
+    if (action === 'log') {
+      const run = target(store, def, r.runId);
+      log({ type: 'external:log', routineId: def.id, runId: run?.id ?? null, message: message ?? '' });
+      return run;
+    }
+    if (action === 'start') {
+      // A run id the routine chose itself keeps overlapping runs apart.
+      const existing = r.runId ? store.runs.get(r.runId) : null;
+      if (existing && existing.routineId !== def.id) throw new TendError('CONFLICT', `run ${r.runId} belongs to ${existing.routineId}`);
+      let run = existing ?? (def.kind === 'batch' ? store.runs.activeFor(def.id).find((x) => x.status === 'PENDING' || x.status === 'DELAYED') ?? null : null);
+      if (!run) {
+        run = newRun(def, now, now, { id: r.runId });
+        store.runs.insert(run);
+      }
+      if (run.status === 'PENDING' || run.status === 'DELAYED') moveRun(store, run.id, run.kind, 'launch', { reason: null });
+      moveRun(store, run.id, run.kind, 'started', { startedAt: now, heartbeatAt: now });
+      log({ type: 'run:running', routineId: def.id, runId: run.id, message: `running (reported by the routine)${message ? `: ${message}` : ''}` });
+      return store.runs.get(run.id);
+    }
+    const run = target(store, def, r.runId);
+    if (!run) throw new TendError('CONFLICT', `${def.id} has no open run to ${action} (report start first)`);
+    if (action === 'heartbeat') {
+      store.runs.recordHeartbeat(run.id, now);
+      return store.runs.get(run.id);
+    }
+    const ok = action === 'complete';
+    const reason = ok ? null : (message ?? (r.exitCode !== undefined ? `exit ${r.exitCode}` : 'failed (reported by the routine)'));
+    const event = run.kind === 'batch' ? (ok ? 'succeed' : 'fail') : ok ? 'exit' : 'give_up';
+    if (run.status === 'PENDING' || run.status === 'DELAYED') moveRun(store, run.id, run.kind, 'launch', {});
+    const to = moveRun(store, run.id, run.kind, event, { endedAt: now, exitCode: r.exitCode ?? (ok ? 0 : null), reason, startedAt: run.startedAt ?? now });
+    if (!to) throw new TendError('CONFLICT', `run ${run.id} is ${run.status} already`);
+    log({
+      type: ok ? 'run:completed' : 'run:failed',
+      level: ok ? 'info' : 'error',
+      routineId: def.id,
+      runId: run.id,
+      message: ok ? `completed (reported by the routine)` : `failed: ${reason}`,
+    });
+    if (run.kind === 'batch') finalizeBatch(store, log, run, def, ok, reason, now);
+    return store.runs.get(run.id);
+  });
+}

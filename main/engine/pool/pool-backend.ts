@@ -1,0 +1,70 @@
+// Runs on another host: the backend queues a `start` command for the worker of that computer; the
+// worker launches it in a job directory of its own and reports back. Handles are JSON; poll and
+// fetch read only what workers reported, so a restarted daemon settles remote runs as well.
+import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
+import type { Clock } from '../clock.js';
+import { TendError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { tendVersion } from '../version.js';
+
+/** A worker not heard from for this long is offline: its stage pauses, its routines wait. */
+export const WORKER_OFFLINE_MS = 30_000;
+
+export function poolBackendName(computer: string): string {
+  return `pool:${computer}`;
+}
+
+export function createPoolBackend(computer: string, store: Store, clock: Clock, wake: (computer: string) => void): Backend {
+  const name = poolBackendName(computer);
+  const refOf = (h: Handle) => {
+    const runId = h.runId;
+    if (typeof runId !== 'string' || h.computer !== computer) throw new TendError('INVALID', `not a ${name} handle`);
+    return { runId, kind: (h.kind === 'job' ? 'job' : 'run') as 'run' | 'job', commandId: typeof h.commandId === 'number' ? h.commandId : null };
+  };
+  return {
+    name,
+    async health(): Promise<Health> {
+      const w = store.pool.worker(computer);
+      if (!w || w.lastSeen === null) return { ok: false, reason: `worker ${computer} has never connected (start it: tend worker --computer ${computer} …)` };
+      const silent = clock.now() - w.lastSeen;
+      if (silent > WORKER_OFFLINE_MS) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
+      return { ok: true, reason: null };
+    },
+    async submit(spec: JobSpec): Promise<Handle> {
+      const commandId = store.pool.enqueue(computer, 'start', { spec, tendVersion: tendVersion() }, clock.now());
+      wake(computer);
+      return { computer, runId: spec.runId, kind: spec.kind, commandId };
+    },
+    async poll(handles: Handle[]): Promise<PollState[]> {
+      const now = clock.now();
+      return handles.map((h): PollState => {
+        const ref = refOf(h);
+        const report = store.pool.report(ref.kind, ref.runId);
+        if (report?.state === 'running') return { state: 'running', startedAt: report.startedAt, heartbeatAt: report.heartbeatAt };
+        if (report) return { state: 'done' };
+        const cmd = ref.commandId === null ? null : store.pool.command(ref.commandId);
+        if (cmd && cmd.fate === 'queued' && cmd.expiresAt <= now) store.pool.expire(now);
+        const fresh = ref.commandId === null ? null : store.pool.command(ref.commandId);
+        if (fresh?.fate === 'expired') return { state: 'lost', reason: `the start command expired: worker ${computer} did not fetch it within 60 s` };
+        return { state: 'queued' };
+      });
+    },
+    async fetch(handle: Handle): Promise<Outcome> {
+      const ref = refOf(handle);
+      const r = store.pool.report(ref.kind, ref.runId);
+      if (!r) return { exitCode: null, signal: null, reason: 'no report from the worker', startedAt: null, endedAt: null };
+      return {
+        exitCode: r.exitCode,
+        signal: r.signal,
+        reason: r.state === 'refused' ? r.reason ?? 'refused by the worker' : r.reason,
+        startedAt: r.startedAt,
+        endedAt: r.endedAt,
+      };
+    },
+    async cancel(handle: Handle, graceMs: number): Promise<void> {
+      const ref = refOf(handle);
+      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, clock.now());
+      wake(computer);
+    },
+  };
+}

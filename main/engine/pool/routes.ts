@@ -1,0 +1,197 @@
+// Worker-pool routes: workers long-poll the commands addressed to their computer, claim one-off
+// batch jobs for their free slots, and report what happened; external routines report here too.
+// A worker token reaches only these routes, and only for its own computer.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { ApiContext } from '../api/server.js';
+import { zodIssues } from '../domain/schema.js';
+import { invalid, TendError } from '../errors.js';
+import { reportExternal } from '../ops/external.js';
+import { jobSpec } from '../scheduler/spec.js';
+import { moveJob } from '../scheduler/moves.js';
+import type { Engine } from '../engine.js';
+import type { RemoteReport } from '../store/pool.js';
+
+const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
+const MAX_WAIT_MS = 30_000;
+
+const WorkerInfo = {
+  computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
+  version: z.string().max(64).optional(),
+  slots: z.coerce.number().int().min(0).max(10_000).optional(),
+  running: z.coerce.number().int().min(0).max(100_000).optional(),
+};
+
+const CommandsQuery = z.strictObject({ ...WorkerInfo, wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional() });
+const ClaimBody = z.strictObject({ ...WorkerInfo, slots: z.number().int().min(1).max(1000), wait: z.number().int().min(0).max(MAX_WAIT_MS).optional() });
+const Report = z.strictObject({
+  kind: z.enum(['run', 'job']),
+  id: z.string().min(1).max(100),
+  state: z.enum(['running', 'done', 'refused']),
+  pid: z.number().int().positive().optional(),
+  exitCode: z.number().int().min(-1).max(255).nullable().optional(),
+  signal: z.string().max(32).nullable().optional(),
+  reason: z.string().max(2000).nullable().optional(),
+  runDir: z.string().max(4096).optional(),
+  startedAt: z.number().int().nonnegative().optional(),
+  endedAt: z.number().int().nonnegative().optional(),
+  heartbeatAt: z.number().int().nonnegative().optional(),
+});
+const ReportsBody = z.strictObject({ ...WorkerInfo, reports: z.array(Report).max(1000) });
+const ExternalParams = z.strictObject({ id: z.string().min(1).max(500), action: z.enum(['start', 'heartbeat', 'complete', 'fail', 'log']) });
+const ExternalBody = z.strictObject({ runId: z.string().regex(/^[\w.-]{1,80}$/, 'letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const r = schema.safeParse(value ?? {});
+  if (!r.success) throw invalid(zodIssues(r.error));
+  return r.data;
+}
+
+/** The computer a request acts for: a worker's own, or (admin) the one it names. */
+function computerOf(ctx: ApiContext, req: FastifyRequest, named: string | undefined): string {
+  const who = ctx.principal(req);
+  if (who?.kind === 'worker') {
+    if (named && named !== who.computer) throw new TendError('REFUSED', `this token belongs to ${who.computer}, not ${named}`);
+    return who.computer;
+  }
+  if (!named) throw invalid({ path: 'computer', message: 'required with an admin token' });
+  return named;
+}
+
+export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { engine } = ctx;
+  const store = engine.store;
+  const worker = { scope: 'worker' as const };
+
+  app.get('/api/worker/commands', { config: worker }, async (req) => {
+    const q = parse(CommandsQuery, req.query);
+    const computer = computerOf(ctx, req, q.computer);
+    const now = () => engine.clock.now();
+    store.pool.seen(computer, now(), q);
+    let commands = store.pool.fetch(computer, now());
+    if (commands.length === 0 && q.wait) {
+      const abort = new AbortController();
+      req.raw.on('close', () => abort.abort());
+      await engine.wake.wait('commands', computer, q.wait, abort.signal);
+      commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
+    }
+    return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
+  });
+
+  app.post('/api/worker/jobs/claim', { config: worker }, async (req) => {
+    const b = parse(ClaimBody, req.body);
+    const computer = computerOf(ctx, req, b.computer);
+    store.pool.seen(computer, engine.clock.now(), b);
+    let jobs = claimJobs(engine, computer, b.slots);
+    if (jobs.length === 0 && b.wait) {
+      const abort = new AbortController();
+      req.raw.on('close', () => abort.abort());
+      await engine.wake.wait('jobs', computer, b.wait, abort.signal);
+      if (!abort.signal.aborted) jobs = claimJobs(engine, computer, b.slots);
+    }
+    return { ok: true, value: { jobs } };
+  });
+
+  app.post('/api/worker/reports', { config: worker }, async (req) => {
+    const b = parse(ReportsBody, req.body);
+    const computer = computerOf(ctx, req, b.computer);
+    const now = engine.clock.now();
+    store.pool.seen(computer, now, b);
+    const refused: { id: string; reason: string }[] = [];
+    let settle = false;
+    engine.tx(() => {
+      for (const r of b.reports) {
+        const why = r.kind === 'run' ? applyRunReport(engine, computer, r, now) : applyJobReport(engine, computer, r, now);
+        if (why) refused.push({ id: r.id, reason: why });
+        else if (r.state !== 'running') settle = true;
+      }
+    });
+    if (settle) engine.nudge();
+    return { ok: true, value: { accepted: b.reports.length - refused.length, refused } };
+  });
+
+  app.post('/api/external/:id/:action', { config: worker }, async (req) => {
+    const p = parse(ExternalParams, req.params);
+    const b = parse(ExternalBody, req.body);
+    const def = store.routines.get(p.id);
+    const who = ctx.principal(req);
+    if (def && who?.kind === 'worker' && def.computer !== who.computer) {
+      throw new TendError('REFUSED', `this token belongs to ${who.computer}; ${p.id} runs on ${def.computer}`);
+    }
+    const run = engine.tx(() => reportExternal(store, (e) => engine.log(e), p.id, p.action, b, engine.clock.now()));
+    engine.nudge();
+    return { ok: true, value: { runId: run?.id ?? null, status: run?.status ?? null } };
+  });
+}
+
+function claimJobs(engine: Engine, computer: string, slots: number) {
+  const store = engine.store;
+  const now = engine.clock.now();
+  return engine.tx(() => {
+    const out: { id: number; spec: ReturnType<typeof jobSpec> }[] = [];
+    for (const job of store.jobs.withStatus('PENDING', 1000)) {
+      if (out.length >= slots) break;
+      if (job.computer !== null && job.computer !== computer) continue;
+      if (!store.ledger.claim('job', String(job.id), computer, now)) continue;
+      if (!moveJob(store, job.id, 'claim', { fetchedBy: computer, backend: `pool:${computer}` }, now)) {
+        store.ledger.release('job', String(job.id));
+        continue;
+      }
+      engine.log({ type: 'job:fetched', jobId: job.id, message: `job ${job.id} fetched by ${computer}` });
+      out.push({ id: job.id, spec: jobSpec(engine.dataDir, job) });
+    }
+    return out;
+  });
+}
+
+function toReport(computer: string, r: z.output<typeof Report>): RemoteReport {
+  return {
+    kind: r.kind,
+    refId: r.id,
+    computer,
+    state: r.state,
+    pid: r.pid ?? null,
+    exitCode: r.exitCode ?? null,
+    signal: r.signal ?? null,
+    reason: r.reason ?? null,
+    runDir: r.runDir ?? null,
+    startedAt: r.startedAt ?? null,
+    endedAt: r.endedAt ?? null,
+    heartbeatAt: r.heartbeatAt ?? null,
+  };
+}
+
+/** A run is reported only by the computer it was sent to; the pass settles it from the report. */
+function applyRunReport(engine: Engine, computer: string, r: z.output<typeof Report>, now: number): string | null {
+  const entry = engine.store.ledger.get('run', r.id);
+  if (!entry) return engine.store.pool.report('run', r.id) ? null : `run ${r.id} is not in flight`;
+  if (entry.backend !== `pool:${computer}`) return `run ${r.id} was not sent to ${computer}`;
+  engine.store.pool.saveReport(toReport(computer, r), now);
+  return null;
+}
+
+/** Batch jobs fetched by a worker move as the worker reports them. */
+function applyJobReport(engine: Engine, computer: string, r: z.output<typeof Report>, now: number): string | null {
+  const store = engine.store;
+  const id = Number(r.id);
+  const job = Number.isSafeInteger(id) ? store.jobs.get(id) : null;
+  if (!job) return `unknown job ${r.id}`;
+  const holder = store.ledger.lease('job', r.id)?.owner ?? job.backend?.replace(/^pool:/, '') ?? null;
+  if (holder !== computer) return `job ${r.id} is not held by ${computer}`;
+  const patch = { startedAt: r.startedAt ?? now, runDir: r.runDir ?? null };
+  if (moveJob(store, id, 'start', patch, now)) engine.log({ type: 'job:running', jobId: id, message: `job ${id} running on ${computer}` });
+  store.ledger.release('job', r.id);
+  if (r.state === 'running') return null;
+  const ok = r.state === 'done' && r.exitCode === 0 && !r.signal && !r.reason;
+  const reason = ok ? null : (r.reason ?? (r.signal ? `killed by ${r.signal}` : r.exitCode !== null && r.exitCode !== undefined ? `exit ${r.exitCode}` : 'failed'));
+  const to = moveJob(store, id, r.state === 'refused' ? 'fail' : ok ? 'succeed' : 'fail', { exitCode: r.exitCode ?? null, signal: r.signal ?? null, reason, endedAt: r.endedAt ?? now }, now);
+  if (to) {
+    engine.log({
+      type: ok ? 'job:completed' : 'job:failed',
+      level: ok ? 'info' : 'error',
+      jobId: id,
+      message: ok ? `job ${id} completed on ${computer}` : `job ${id} failed on ${computer}: ${reason}`,
+    });
+  }
+  return null;
+}
