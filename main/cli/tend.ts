@@ -7,6 +7,7 @@ import { register as registerHeartbeat } from './commands/heartbeat.js';
 import { register as registerJob } from './commands/job.js';
 import { register as registerNext } from './commands/next.js';
 import { register as registerLogs } from './commands/logs.js';
+import { register as registerReport } from './commands/report.js';
 import { register as registerRoutine, registerControl } from './commands/routine.js';
 import { register as registerSchedule } from './commands/schedule.js';
 import { register as registerService } from './commands/service.js';
@@ -30,6 +31,7 @@ registerJob(program);
 registerDaemon(program);
 registerService(program);
 registerWorker(program);
+registerReport(program);
 registerNext(program);
 
 try {

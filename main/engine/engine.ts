@@ -72,6 +72,7 @@ export class Engine {
       now: () => this.clock.now(),
       killGraceMs: opts.killGraceMs,
       nudge: () => this.loop.nudge(),
+      wakeWorker: (c) => this.wake.commandsFor(c),
     };
   }
 

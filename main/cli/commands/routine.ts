@@ -41,12 +41,12 @@ function definitionFlags(cmd: Command): Command {
     .option('--batch', 'timed batch routine (edit: turn a realtime routine back into batch)')
     .option('--name <name>', 'group shown on the Today page')
     .option('--tz <zone>', 'IANA time zone (default: this machine’s)')
-    .option('--after <ids>', 'dependencies (same schedule), comma separated; repeatable', collect)
+    .option('--after <ids>', 'dependencies (same schedule), comma separated; repeatable (edit: replaces the list)', collect)
     .option('--schedule <name>', 'schedule this routine belongs to')
     .option('--computer <user@HOST>', 'computer that runs it')
     .option('--external', 'started by nobody: it reports over the API')
     .option('--cwd <dir>', 'working directory')
-    .option('--env <K=V>', 'environment variable; repeatable', collect)
+    .option('--env <K=V>', 'environment variable; repeatable (edit: replaces the whole environment)', collect)
     .option('--retry <policy>', '"none" or EVERY/FOR, e.g. 60s/1h')
     .option('--misfire <policy>', 'after downtime or sleep: skip | once | all')
     .option('--overlap <policy>', 'when the previous run is still going: skip | queue-one | allow')
@@ -55,7 +55,7 @@ function definitionFlags(cmd: Command): Command {
     .option('--grace <duration>', 'realtime: startup grace before silence counts (max 5m)')
     .option('--tolerance <duration>', 'batch: DELAYED when not started this long after due')
     .option('--log-cap <size>', 'per-stream log cap, e.g. 64MiB')
-    .option('--output <path>', 'promised output (path or glob); repeatable', collect)
+    .option('--output <path>', 'promised output (path or glob); repeatable (edit: replaces the list)', collect)
     .option('--revision <sha>', 'git commit the working tree must be at, clean')
     .option('--json', 'machine-readable output');
 }

@@ -24,6 +24,8 @@ export function register(program: Command): void {
         let started: string | null = null;
         if (o.start) started = startService(svc, mac, file);
         print(o.json, { file, started }, () => `wrote ${file}${started ? `\n${started}` : ''}`);
+        // Asked to start it and it could not be: the unit is written, but say so in the exit code.
+        if (started?.startsWith('not started')) process.exitCode = 1;
       }),
     );
 

@@ -1,8 +1,51 @@
 import type { Command } from 'commander';
-import { action, print, usage, withStore } from '../io.js';
+import { action, dataDirPath, print, usage, withStore } from '../io.js';
+
+const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 
 export function register(program: Command): void {
-  const worker = program.command('worker').description('worker hosts that pull commands over the HTTP API');
+  const worker = program
+    .command('worker')
+    .description('run this host as a worker of a Tend daemon: tend worker --server URL --token TOKEN --computer user@HOST')
+    .option('--server <url>', 'the daemon API address (from its api.json)')
+    .option('--token <token>', 'the worker token (tend worker token user@HOST, on the daemon host); or $TEND_WORKER_TOKEN')
+    .option('--computer <user@HOST>', 'the computer this worker serves')
+    .option('--batchjobs <n>', 'free slots for one-off batch jobs (0: routines only)', '0')
+    .option('--data-dir <dir>', "this worker's job directories and ledger (default: <data dir>/worker)")
+    .action(
+      action(async (o: { server?: string; token?: string; computer?: string; batchjobs: string; dataDir?: string }) => {
+        const token = o.token ?? process.env.TEND_WORKER_TOKEN;
+        if (!o.server) usage('--server', 'required: the daemon API address, e.g. http://10.0.0.5:7478');
+        try {
+          new URL(o.server);
+        } catch {
+          usage('--server', `not a URL: ${o.server}`);
+        }
+        if (!token) usage('--token', 'required (or set TEND_WORKER_TOKEN)');
+        if (!o.computer || !COMPUTER.test(o.computer)) usage('--computer', 'required, like user@HOST');
+        const slots = Number(o.batchjobs);
+        if (!Number.isSafeInteger(slots) || slots < 0 || slots > 1000) usage('--batchjobs', `a number of slots from 0 to 1000, got "${o.batchjobs}"`);
+        const [{ WorkerAgent }, { tendVersion }, { join, resolve }] = await Promise.all([
+          import('../../../worker/remote/agent.js'),
+          import('../../engine/version.js'),
+          import('node:path'),
+        ]);
+        const dir = o.dataDir ? resolve(o.dataDir) : join(await dataDirPath(), 'worker');
+        const agent = new WorkerAgent({
+          server: o.server,
+          token,
+          computer: o.computer,
+          batchSlots: slots,
+          dataDir: dir,
+          version: tendVersion(),
+          log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+        });
+        const stop = () => agent.shutdown();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        await agent.run();
+      }),
+    );
 
   worker
     .command('token <computer>')
@@ -10,10 +53,24 @@ export function register(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(
       action(async (computer: string, o: { json?: boolean }) => {
-        if (!/^[^@\s:]+@[^@\s:]+$/.test(computer)) usage('computer', 'must look like user@COMPUTER');
+        if (!COMPUTER.test(computer)) usage('computer', 'must look like user@COMPUTER');
         const { issueWorkerToken } = await import('../../engine/api/auth.js');
         const token = await withStore((s) => issueWorkerToken(s, computer, Date.now()));
         print(o.json, { computer, token }, () => token);
+      }),
+    );
+
+  worker
+    .command('list')
+    .description('worker hosts: last seen, version, slots, running jobs')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (o: { json?: boolean }) => {
+        const rows = await withStore((s) => s.pool.workers());
+        const { table } = await import('../io.js');
+        print(o.json, rows, () =>
+          table([['COMPUTER', 'LAST SEEN', 'VERSION', 'SLOTS', 'RUNNING'], ...rows.map((w) => [w.computer, w.lastSeen ? new Date(w.lastSeen).toISOString() : 'never', w.version ?? '-', String(w.slots), String(w.running)])]),
+        );
       }),
     );
 }

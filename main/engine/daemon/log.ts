@@ -14,9 +14,10 @@ export class RotatingLog {
   write(line: string): void {
     const text = `${new Date().toISOString()} ${line}\n`;
     try {
-      if (this.size + text.length > this.maxBytes) this.rotate();
+      const bytes = Buffer.byteLength(text);
+      if (this.size + bytes > this.maxBytes) this.rotate();
       appendFileSync(this.path, text);
-      this.size += Buffer.byteLength(text);
+      this.size += bytes;
     } catch {
       /* a full disk must not take the daemon down; doctor reports low disk */
     }

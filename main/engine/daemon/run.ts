@@ -51,7 +51,7 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   }
   let engine: Engine;
   try {
-    engine = new Engine({ dataDir: o.dataDir, intervalMs });
+    engine = new Engine({ dataDir: o.dataDir, intervalMs, options: envOptions() });
   } catch (err) {
     log(`tend daemon: ${(err as Error).message}`);
     own.release();
@@ -109,6 +109,19 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   process.off('SIGTERM', onStop);
   process.off('SIGUSR2', onNudge);
   return 0;
+}
+
+/** TEND_MAX_PARALLEL (jobs in flight) and TEND_BATCH_SLOTS (one-off jobs this host runs itself). */
+function envOptions(): { maxParallel?: number; batchSlots?: number } {
+  const out: { maxParallel?: number; batchSlots?: number } = {};
+  for (const [name, key, min] of [['TEND_MAX_PARALLEL', 'maxParallel', 1], ['TEND_BATCH_SLOTS', 'batchSlots', 0]] as const) {
+    const raw = process.env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < min || n > 10_000) throw new Error(`${name} must be an integer from ${min} to 10000, got "${raw}"`);
+    out[key] = n;
+  }
+  return out;
 }
 
 function parseInterval(raw: string | undefined): number {

@@ -23,7 +23,15 @@ export function launchAgentPath(home = os.homedir()): string {
   return join(home, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`);
 }
 
-const q = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, '\\$1')}"`);
+const SAFE = /^[\w@+=:,./-]+$/;
+/**
+ * One ExecStart argument (systemd.service "Command lines"): double-quoted when needed, with `\`
+ * and `"` escaped, `$` doubled (no variable expansion) and `%` doubled (no specifier expansion).
+ */
+const q = (s: string) => (SAFE.test(s) ? s : `"${s.replace(/[\\"]/g, '\\$&').replace(/\$/g, '$$$$').replace(/%/g, '%%')}"`);
+/** An Environment= assignment: quoted as a whole when needed; `$` is literal there, `%` is not. */
+const envLine = (name: string, value: string) =>
+  SAFE.test(value) ? `Environment=${name}=${value}` : `Environment="${name}=${value.replace(/[\\"]/g, '\\$&').replace(/%/g, '%%')}"`;
 
 export function systemdUnit(s: ServiceSpec): string {
   return [
@@ -34,7 +42,7 @@ export function systemdUnit(s: ServiceSpec): string {
     '[Service]',
     'Type=simple',
     `ExecStart=${q(s.node)} ${q(s.entry)} daemon run --quiet`,
-    ...(s.explicitDataDir ? [`Environment=TEND_DATA_DIR=${q(s.dataDir)}`] : []),
+    ...(s.explicitDataDir ? [envLine('TEND_DATA_DIR', s.dataDir)] : []),
     'Restart=on-failure',
     'RestartSec=10',
     // Jobs live in their own sessions and must outlive a daemon restart.

@@ -15,6 +15,8 @@ export interface ControlDeps {
   killGraceMs: number;
   /** Ask the scheduler for a pass now (in-process nudge, or a signal to the daemon). */
   nudge: () => void;
+  /** Answer a worker's long poll at once (a command was queued for it). */
+  wakeWorker?: (computer: string) => void;
 }
 
 function routine(store: Store, id: string): RoutineDef {
@@ -87,5 +89,11 @@ export async function cancelJob(d: ControlDeps, jobId: number): Promise<void> {
   });
   if (!moved) throw new TendError('CONFLICT', `job ${jobId} is ${job.status} already`);
   if (entry) await d.backends.get(entry.backend)?.cancel(entry.handle, d.killGraceMs);
+  else if (job.backend?.startsWith('pool:') && (job.status === 'FETCHED' || job.status === 'RUNNING')) {
+    // Held by a worker on another host: ask it to stop the job.
+    const computer = job.backend.slice('pool:'.length);
+    d.store.pool.enqueue(computer, 'cancel', { runId: `job-${jobId}`, kind: 'job', graceMs: d.killGraceMs }, now);
+    d.wakeWorker?.(computer);
+  }
   d.nudge();
 }

@@ -63,7 +63,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const store = engine.store;
   const worker = { scope: 'worker' as const };
 
-  app.get('/api/worker/commands', { config: worker }, async (req) => {
+  app.get('/api/worker/commands', { config: worker }, async (req, reply) => {
     const q = parse(CommandsQuery, req.query);
     const computer = computerOf(ctx, req, q.computer);
     const now = () => engine.clock.now();
@@ -71,21 +71,23 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
     let commands = store.pool.fetch(computer, now());
     if (commands.length === 0 && q.wait) {
       const abort = new AbortController();
-      req.raw.on('close', () => abort.abort());
+      // The response's close, not the request's: a POST request "closes" once its body is read.
+      reply.raw.on('close', () => abort.abort());
       await engine.wake.wait('commands', computer, q.wait, abort.signal);
       commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
     }
     return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
   });
 
-  app.post('/api/worker/jobs/claim', { config: worker }, async (req) => {
+  app.post('/api/worker/jobs/claim', { config: worker }, async (req, reply) => {
     const b = parse(ClaimBody, req.body);
     const computer = computerOf(ctx, req, b.computer);
     store.pool.seen(computer, engine.clock.now(), b);
     let jobs = claimJobs(engine, computer, b.slots);
     if (jobs.length === 0 && b.wait) {
       const abort = new AbortController();
-      req.raw.on('close', () => abort.abort());
+      // The response's close, not the request's: a POST request "closes" once its body is read.
+      reply.raw.on('close', () => abort.abort());
       await engine.wake.wait('jobs', computer, b.wait, abort.signal);
       if (!abort.signal.aborted) jobs = claimJobs(engine, computer, b.slots);
     }

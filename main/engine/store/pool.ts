@@ -86,8 +86,9 @@ export class PoolStore {
           heartbeat_at = MAX(COALESCE(remote_runs.heartbeat_at, 0), COALESCE(excluded.heartbeat_at, 0)),
           updated_at = excluded.updated_at`),
       clearReport: db.prepare(`DELETE FROM remote_runs WHERE kind = ? AND ref_id = ?`),
-      seen: db.prepare(`INSERT INTO workers (computer, version, slots, running, last_seen, registered_at) VALUES (@computer, @version, @slots, @running, @now, @now)
-        ON CONFLICT (computer) DO UPDATE SET version = COALESCE(excluded.version, workers.version), slots = excluded.slots, running = excluded.running, last_seen = excluded.last_seen`),
+      seen: db.prepare(`INSERT INTO workers (computer, version, slots, running, last_seen, registered_at) VALUES (@computer, @version, COALESCE(@slots, 0), COALESCE(@running, 0), @now, @now)
+        ON CONFLICT (computer) DO UPDATE SET version = COALESCE(@version, workers.version), slots = COALESCE(@slots, workers.slots),
+          running = COALESCE(@running, workers.running), last_seen = @now`),
       worker: db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers WHERE computer = ?`),
       workers: db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`),
     };
@@ -149,7 +150,7 @@ export class PoolStore {
   }
 
   seen(computer: string, now: number, info: { version?: string | null; slots?: number; running?: number }): void {
-    this.s.seen.run({ computer, version: info.version ?? null, slots: info.slots ?? 0, running: info.running ?? 0, now });
+    this.s.seen.run({ computer, version: info.version ?? null, slots: info.slots ?? null, running: info.running ?? null, now });
   }
 
   worker(computer: string): WorkerRow | null {
