@@ -1,0 +1,131 @@
+// The app's two ways to the engine: in-process (dispatch + bus) and attached (HTTP API + SSE),
+// here against a real API server over a real engine.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallError, engineClient, httpClient, sseParser, toResult, type SseMessage } from '../../main/app/client.js';
+import { startApi, type ApiServer } from '../../main/engine/api/server.js';
+import { Engine } from '../../main/engine/engine.js';
+import type { EventRow } from '../../main/engine/store/events.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('sseParser', () => {
+  it('parses messages split anywhere, with CRLF, comments, ids and multi-line data', () => {
+    const got: SseMessage[] = [];
+    const p = sseParser((m) => got.push(m));
+    const text = ': connected\n\nid: 7\nevent: event\ndata: {"a":1}\n\nevent: pass\r\ndata: line1\r\ndata: line2\r\n\r\ndata:no-space\n\n';
+    for (let i = 0; i < text.length; i += 3) p.push(text.slice(i, i + 3));
+    expect(got).toEqual([
+      { event: 'event', data: '{"a":1}', id: '7' },
+      { event: 'pass', data: 'line1\nline2', id: '7' },
+      { event: 'message', data: 'no-space', id: '7' },
+    ]);
+  });
+
+  it('keeps a message without its blank line until the blank line comes', () => {
+    const got: SseMessage[] = [];
+    const p = sseParser((m) => got.push(m));
+    p.push('event: x\ndata: 1\n');
+    expect(got).toEqual([]);
+    p.push('\n');
+    expect(got).toHaveLength(1);
+  });
+});
+
+describe('toResult', () => {
+  it('keeps the code and issues of engine and remote errors, and calls anything else INTERNAL', () => {
+    expect(toResult(new CallError('UNAUTHORIZED', 'no'))).toEqual({ ok: false, error: { code: 'UNAUTHORIZED', message: 'no' } });
+    expect(toResult(new CallError('INVALID', 'bad', [{ path: 'id', message: 'bad' }]))).toEqual({ ok: false, error: { code: 'INVALID', message: 'bad', issues: [{ path: 'id', message: 'bad' }] } });
+    expect(toResult(new TypeError('boom'))).toEqual({ ok: false, error: { code: 'INTERNAL', message: 'boom' } });
+  });
+});
+
+describe('clients over a real engine', () => {
+  let dir: string;
+  let engine: Engine;
+  let api: ApiServer;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tend-client-'));
+    engine = new Engine({ dataDir: dir, intervalMs: 100 });
+    api = await startApi(engine);
+    engine.start();
+  });
+  afterAll(async () => {
+    await api.close();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the attached client calls every kind of route and gets what the in-process client gets', async () => {
+    const local = engineClient(engine);
+    const remote = httpClient({ url: api.url, token: api.token });
+    try {
+      const created = await remote.call('routines.create', { id: 'me@host:reports/daily', command: 'true', runtimes: ['07:00'], tz: 'UTC' });
+      expect(created).toMatchObject({ id: 'me@host:reports/daily' });
+      expect(await remote.call('routines.list', {})).toEqual(JSON.parse(JSON.stringify(await local.call('routines.list', {}))));
+      expect(await remote.call('routines.show', { id: 'me@host:reports/daily' })).toMatchObject({ id: 'me@host:reports/daily', nextRuns: expect.any(Array) });
+      expect(await remote.call('schedules.setMode', { name: 'default', mode: 'observe' })).toEqual({ name: 'default', mode: 'observe' });
+      expect(await remote.call('schedules.list', {})).toMatchObject([{ name: 'default', mode: 'observe' }]);
+      expect(await remote.call('events.recent', { limit: 2 })).toHaveLength(2);
+      expect(await remote.call('routines.remove', { id: 'me@host:reports/daily' })).toEqual({ id: 'me@host:reports/daily', removed: true });
+    } finally {
+      remote.close();
+    }
+  });
+
+  it('the attached client throws the API error with its code and issues', async () => {
+    const remote = httpClient({ url: api.url, token: api.token });
+    await expect(remote.call('routines.show', { id: 'me@host:missing' })).rejects.toMatchObject({ name: 'CallError', code: 'NOT_FOUND', message: 'routine me@host:missing not found' });
+    await expect(remote.call('jobs.show', { id: 0 })).rejects.toMatchObject({ code: 'INVALID', issues: [{ path: 'id' }] });
+    const wrong = httpClient({ url: api.url, token: 'wrong' });
+    await expect(wrong.call('routines.list', {})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    const nowhere = httpClient({ url: 'http://127.0.0.1:9', token: 'x', timeoutMs: 2000 });
+    await expect(nowhere.call('routines.list', {})).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('cannot reach the daemon at http://127.0.0.1:9') });
+  });
+
+  it('both clients hear engine events and passes', async () => {
+    for (const client of [engineClient(engine), httpClient({ url: api.url, token: api.token })]) {
+      const events: EventRow[] = [];
+      let passes = 0;
+      const off = client.subscribe({ event: (e) => events.push(e), pass: () => passes++ });
+      try {
+        // The stream is up once a pass arrives over it.
+        await waitFor(() => passes > 0, 10_000, `${client.kind}: a pass`);
+        engine.scheduler.ctx.log({ type: 'test:ping', message: `ping ${client.kind}` });
+        const got = await waitFor(() => events.find((e) => e.type === 'test:ping'), 10_000, `${client.kind}: the event`);
+        expect(got.message).toBe(`ping ${client.kind}`);
+      } finally {
+        off();
+        client.close();
+      }
+    }
+  });
+
+  it('the attached client reconnects and replays the events it missed while disconnected', async () => {
+    let streams = 0;
+    const flaky: typeof fetch = async (input, init) => {
+      if (String(input).includes('/api/events?') || String(input).endsWith('/api/events')) {
+        streams++;
+        if (streams === 1) {
+          // Happens while nobody listens: the reconnect must replay it.
+          engine.scheduler.ctx.log({ type: 'test:missed', message: 'while disconnected' });
+          throw new TypeError('fetch failed');
+        }
+      }
+      return fetch(input, init);
+    };
+    const states: boolean[] = [];
+    const remote = httpClient({ url: api.url, token: api.token, fetch: flaky, onConnection: (up) => states.push(up) });
+    const events: EventRow[] = [];
+    remote.subscribe({ event: (e) => events.push(e) });
+    try {
+      await waitFor(() => events.some((e) => e.type === 'test:missed'), 10_000, 'the missed event');
+      expect(streams).toBe(2);
+      expect(states).toEqual([false, true]);
+    } finally {
+      remote.close();
+    }
+  });
+});
