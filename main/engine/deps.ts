@@ -8,6 +8,7 @@
 
 import type { RoutineDef } from './domain/types.js';
 import type { Issue } from './errors.js';
+import { cycleDay, localToUtc, nextRunAt } from './timing/next.js';
 
 export type DepRoutine = Pick<RoutineDef, 'id' | 'schedule' | 'kind' | 'dependencies' | 'timing' | 'tz'>;
 
@@ -310,85 +311,31 @@ class MinHeap<T> {
   }
 }
 
-const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** The default resolver of dailyOrder(): `runtimes` and `at` only (see DailyOrderOptions). */
-export function defaultFirstRunAt(r: DepRoutine, day: string): number | null {
-  const t = r.timing;
-  if (t === null) return null;
-  if (t.mode === 'runtimes') {
-    let best: number | null = null;
-    for (const hhmm of t.runtimes) {
-      const m = HHMM.exec(hhmm.trim());
-      if (!m) continue;
-      const ms = localToEpoch(day, Number(m[1]), Number(m[2]), r.tz);
-      if (ms !== null && (best === null || ms < best)) best = ms;
-    }
-    return best;
-  }
-  if (t.mode === 'at') {
-    const ms = Date.parse(t.at);
-    if (Number.isNaN(ms)) return null;
-    return localDay(ms, r.tz) === day ? ms : null;
-  }
-  return null;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat | null>();
-
-function formatter(tz: string): Intl.DateTimeFormat | null {
-  let f = formatters.get(tz);
-  if (f === undefined) {
-    try {
-      f = new Intl.DateTimeFormat('en-US', {
-        timeZone: tz,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-      });
-    } catch {
-      f = null;
-    }
-    formatters.set(tz, f);
-  }
-  return f;
-}
-
-/** Wall-clock fields of an instant in tz, as if that wall clock were UTC (epoch ms). */
-function wallAsUtc(ms: number, f: Intl.DateTimeFormat): number {
-  const p: Record<string, number> = {};
-  for (const part of f.formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
-}
-
-function localDay(ms: number, tz: string): string | null {
-  const f = formatter(tz);
-  if (f === null) return null;
-  return new Date(wallAsUtc(ms, f)).toISOString().slice(0, 10);
-}
+const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /**
- * The instant of a wall-clock time on a local day in tz. An ambiguous time (clocks going back)
- * is its first occurrence; a skipped one (clocks going forward) is moved forward by the gap.
- * Null for an invalid day or tz.
+ * The default resolver of dailyOrder(): the routine's first run time on that local day, by the
+ * same rules as the scheduler (timing/next.ts, DST included); null for `every` loops (no fixed
+ * time), realtime routines, malformed timings or unknown zones.
  */
-export function localToEpoch(day: string, hour: number, minute: number, tz: string): number | null {
+export function defaultFirstRunAt(r: DepRoutine, day: string): number | null {
+  const t = r.timing;
   const d = DAY.exec(day);
-  const f = formatter(tz);
-  if (!d || f === null) return null;
-  const wall = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]), hour, minute);
-  if (new Date(wall).toISOString().slice(0, 10) !== day) return null;
-  const floorSec = (ms: number) => Math.floor(ms / 1000) * 1000;
-  const offset = (ms: number) => wallAsUtc(ms, f) - floorSec(ms);
-  const before = offset(wall - 86_400_000);
-  const after = offset(wall + 86_400_000);
-  const candidates = [wall - before, wall - after].filter((t) => wallAsUtc(t, f) === wall).sort((a, b) => a - b);
-  return candidates[0] ?? wall - before;
+  if (t === null || t.mode === 'every' || !d) return null;
+  if (t.mode === 'runtimes') {
+    // Stored definitions are validated; tolerate hand-made ones by skipping what is not HH:MM.
+    const ok = t.runtimes.filter((x) => HHMM.test(x));
+    if (ok.length === 0) return null;
+    if (ok.length !== t.runtimes.length) return defaultFirstRunAt({ ...r, timing: { mode: 'runtimes', runtimes: ok } }, day);
+  }
+  try {
+    const start = localToUtc({ year: Number(d[1]), month: Number(d[2]), day: Number(d[3]) }, r.tz);
+    const first = t.mode === 'at' ? Date.parse(t.at) : nextRunAt(t, start - 1, r.tz);
+    return first !== null && !Number.isNaN(first) && cycleDay(first, r.tz) === day ? first : null;
+  } catch {
+    return null;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Timing } from '../../main/engine/domain/types.js';
-import { checkDependencies, dailyOrder, defaultFirstRunAt, downstream, localToEpoch, upstream, type DepRoutine } from '../../main/engine/deps.js';
+import { checkDependencies, dailyOrder, defaultFirstRunAt, downstream, upstream, type DepRoutine } from '../../main/engine/deps.js';
 
 function r(id: string, dependencies: string[] = [], extra: Partial<DepRoutine> = {}): DepRoutine {
   return { id, schedule: 'main', kind: 'batch', dependencies, timing: null, tz: 'UTC', ...extra };
@@ -145,7 +145,8 @@ describe('dailyOrder', () => {
   it('uses an injected resolver for timings the default does not know', () => {
     const cron = r('cron', [], { timing: { mode: 'cron', cron: '0 3 * * *' } });
     const every = r('every', [], { timing: { mode: 'every', everyMs: 60_000 } });
-    expect(dailyOrder([cron, every], DAY).map((e) => e.firstRunAt)).toEqual([null, null]);
+    // cron has a first run of the day by default; an `every` loop has none.
+    expect(dailyOrder([cron, every], DAY).map((e) => e.firstRunAt)).toEqual([Date.parse(`${DAY}T03:00:00Z`), null]);
     const order = dailyOrder([cron, every, r('four', [], at('04:00'))], DAY, {
       firstRunAt: (x, day) => (x.id === 'cron' ? Date.parse(`${day}T03:00:00Z`) : x.id === 'every' ? Date.parse(`${day}T00:00:00Z`) : null),
     });
@@ -166,24 +167,18 @@ describe('defaultFirstRunAt', () => {
   });
 });
 
-describe('localToEpoch', () => {
-  it('converts a wall time on a local day', () => {
-    expect(localToEpoch('2025-07-01', 9, 30, 'Europe/Paris')).toBe(Date.parse('2025-07-01T07:30:00Z'));
-  });
-
-  it('moves a skipped time forward by the gap (spring forward)', () => {
-    // 2025-03-09 02:30 does not exist in New York; it becomes 03:30 EDT.
-    expect(localToEpoch('2025-03-09', 2, 30, 'America/New_York')).toBe(Date.parse('2025-03-09T07:30:00Z'));
+describe('defaultFirstRunAt follows the scheduler across DST', () => {
+  it('fires a skipped fixed time at the first valid instant after it (spring forward)', () => {
+    // 2025-03-09 02:30 does not exist in New York: it fires at 03:00 EDT (07:00Z), as the scheduler does.
+    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'runtimes', runtimes: ['02:30'] }, tz: 'America/New_York' }), '2025-03-09')).toBe(Date.parse('2025-03-09T07:00:00Z'));
   });
 
   it('takes the first occurrence of a repeated time (fall back)', () => {
-    // 2025-11-02 01:30 happens twice in New York: EDT (05:30Z) first, then EST (06:30Z).
-    expect(localToEpoch('2025-11-02', 1, 30, 'America/New_York')).toBe(Date.parse('2025-11-02T05:30:00Z'));
+    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'runtimes', runtimes: ['01:30'] }, tz: 'America/New_York' }), '2025-11-02')).toBe(Date.parse('2025-11-02T05:30:00Z'));
   });
 
-  it('refuses an impossible day', () => {
-    expect(localToEpoch('2025-02-30', 1, 0, 'UTC')).toBe(null);
-    expect(localToEpoch('tomorrow', 1, 0, 'UTC')).toBe(null);
+  it('reads cron timings too', () => {
+    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'cron', cron: '15 9 * * *' }, tz: 'Europe/Paris' }), '2025-07-01')).toBe(Date.parse('2025-07-01T07:15:00Z'));
   });
 });
 
