@@ -3,7 +3,9 @@ import { maskArgs, maskEnv } from '../mask.js';
 import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import type { Store } from '../store/store.js';
+import { dailyOrder } from '../deps.js';
 import { cycleDay, nextRuns } from '../timing/next.js';
+import { machineTimeZone } from '../timing/tz.js';
 
 export interface RoutineSummary {
   id: string;
@@ -62,10 +64,14 @@ export function publicDef(def: RoutineDef): RoutineDef {
   return { ...def, args: maskArgs(def.args), env: maskEnv(def.env) };
 }
 
+/** Routines in their daily run order (run times and dependencies), schedule by schedule. */
 export function listRoutines(store: Store, now: number): RoutineSummary[] {
   const triggers = new Map(store.routines.triggers().map((t) => [t.routineId, t]));
   const schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
-  return store.routines.allDefs().map((def) => summarize(store, def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', now));
+  const defs = store.routines.allDefs();
+  const rank = new Map(dailyOrder(defs, cycleDay(now, machineTimeZone())).map((e, i) => [e.id, i]));
+  const ordered = [...defs].sort((a, b) => (a.schedule < b.schedule ? -1 : a.schedule > b.schedule ? 1 : (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0)));
+  return ordered.map((def) => summarize(store, def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', now));
 }
 
 function summarize(store: Store, def: RoutineDef, t: TriggerRow | null, observeOnly: boolean, now: number): RoutineSummary {
