@@ -180,7 +180,8 @@ export function exportSchedule(store: Store, name?: string): string {
         delete input.schedule;
         return input;
       });
-      return stringify(doc, { lineWidth: 0 });
+      // Quote what YAML 1.1 tools would misread (07:00 as a number, yes as a boolean).
+      return stringify(doc, { lineWidth: 0, version: '1.1' });
     })
     .join('---\n');
 }
