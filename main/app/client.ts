@@ -44,19 +44,62 @@ export function toResult(err: unknown): { ok: false; error: ResultError } {
   return { ok: false, error: { code: 'INTERNAL', message: errorMessage(err) } };
 }
 
-export function engineClient(engine: Engine): TendClient {
+/**
+ * In-process: calls go through `dispatch`; events are read from the events table — the one
+ * source, as the API's event stream reads it: rows appended by the pass, by calls (a routine
+ * created, a run requested) and by other processes (the CLI) alike. The bus says when to look;
+ * a slow poll catches rows written elsewhere.
+ */
+export function engineClient(engine: Engine, o: { pollMs?: number } = {}): TendClient {
   const methods = makeMethods(engine);
   const subs = new Set<() => void>();
+  /** Each subscriber's "look now". */
+  const tails = new Set<() => void>();
   return {
     kind: 'engine',
-    call: (channel, args) => dispatch(methods, channel, args),
+    call: async (channel, args) => {
+      const value = await dispatch(methods, channel, args);
+      // A call may have appended events: deliver them now, not at the next pass or poll.
+      for (const s of tails) s();
+      return value;
+    },
     subscribe(h) {
-      const onEvent = (e: EventRow) => h.event?.(e);
-      const onPass = (p: PassReport) => h.pass?.(p);
-      engine.bus.on('event', onEvent);
+      let lastId = latestEventId(engine);
+      let scheduled = false;
+      let closed = false;
+      const drain = () => {
+        scheduled = false;
+        if (closed) return;
+        try {
+          for (;;) {
+            const rows = engine.store.events.after(lastId, 500);
+            for (const e of rows) h.event?.(e);
+            if (rows.length) lastId = rows[rows.length - 1]!.id;
+            if (rows.length < 500) break;
+          }
+        } catch {
+          /* the store is closing */
+        }
+      };
+      const soon = () => {
+        if (scheduled || closed) return;
+        scheduled = true;
+        setImmediate(drain);
+      };
+      const onPass = (p: PassReport) => {
+        drain();
+        if (!closed) h.pass?.(p);
+      };
+      engine.bus.on('event', soon);
       engine.bus.on('pass', onPass);
+      tails.add(soon);
+      const poll = setInterval(drain, o.pollMs ?? 1000);
+      poll.unref?.();
       const off = () => {
-        engine.bus.off('event', onEvent);
+        closed = true;
+        clearInterval(poll);
+        tails.delete(soon);
+        engine.bus.off('event', soon);
         engine.bus.off('pass', onPass);
         subs.delete(off);
       };
@@ -67,6 +110,10 @@ export function engineClient(engine: Engine): TendClient {
       for (const off of [...subs]) off();
     },
   };
+}
+
+function latestEventId(engine: Engine): number {
+  return (engine.store.db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM events`).get() as { id: number }).id;
 }
 
 export interface HttpClientOptions {

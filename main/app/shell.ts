@@ -10,6 +10,7 @@ import { loginItem, startHidden, type LoginItem } from './autostart.js';
 import { startHost, type Host } from './host.js';
 import { ipcTable, REFUSED_SENDER } from './ipc.js';
 import { Notifier } from './notifier.js';
+import type { NotifyPolicyOptions } from './notify-policy.js';
 import { readSettings, writeSettings } from './settings.js';
 import { TrayController } from './tray.js';
 import { lockDown, MainWindow } from './window.js';
@@ -20,6 +21,9 @@ export interface AppOptions {
   assets?: AppAssets;
   intervalMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Grouping window and rate limit of notifications (defaults: 5 s, 15 min per routine). */
+  notify?: NotifyPolicyOptions;
+  log?: (line: string) => void;
 }
 
 export interface RunningApp {
@@ -32,11 +36,12 @@ export interface RunningApp {
   shutdown(): Promise<void>;
 }
 
-const log = (line: string) => console.log(`tend: ${line}`);
+const consoleLog = (line: string) => console.log(`tend: ${line}`);
 
 /** Returns null when another instance runs (it is told to show its window) or startup failed. */
 export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   const env = o.env ?? process.env;
+  const log = o.log ?? consoleLog;
   if (!app.requestSingleInstanceLock()) {
     app.quit();
     return null;
@@ -60,9 +65,10 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   lockDown(page);
   if (hidden && process.platform === 'darwin') app.dock?.hide();
 
+  const hostOptions = () => ({ dataDir: dir, rendererDir: rendererBuilt(assets) ? assets.rendererDir : null, log, ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}) });
   let host: Host;
   try {
-    host = await startHost({ dataDir: dir, rendererDir: rendererBuilt(assets) ? assets.rendererDir : null, log, ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}) });
+    host = await startHost(hostOptions());
   } catch (err) {
     dialog.showErrorBox('Tend cannot start', errorMessage(err));
     app.exit(1);
@@ -72,7 +78,7 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
 
   const settingsFile = join(app.getPath('userData'), 'tend-app.json');
   const login = loginItem(process.platform, app, { execPath: process.execPath, appImage: env.APPIMAGE, packaged: app.isPackaged, appPath: app.getAppPath() }, env);
-  const notifier = new Notifier((target) => window.show(target), assets.appIcon);
+  const notifier = new Notifier((target) => window.show(target), assets.appIcon, o.notify);
   const tray = new TrayController({
     assets,
     client: () => host.client,
@@ -114,7 +120,7 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
         log(`daemon pid ${host.info.enginePid} is gone; taking over ${dir}`);
         await host.close();
         try {
-          host = await startHost({ dataDir: dir, rendererDir: rendererBuilt(assets) ? assets.rendererDir : null, log });
+          host = await startHost(hostOptions());
         } catch (err) {
           dialog.showErrorBox('Tend lost its daemon', errorMessage(err));
           return;

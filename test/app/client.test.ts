@@ -103,6 +103,24 @@ describe('clients over a real engine', () => {
     }
   });
 
+  it('the in-process client also delivers rows written without the bus: by calls, and by other processes', async () => {
+    const client = engineClient(engine, { pollMs: 50 });
+    const events: EventRow[] = [];
+    const off = client.subscribe({ event: (e) => events.push(e) });
+    try {
+      await client.call('routines.create', { id: 'me@host:pushed/created', command: 'true', runtimes: ['07:00'], tz: 'UTC' });
+      await waitFor(() => events.find((e) => e.type === 'routine:created' && e.routineId === 'me@host:pushed/created'), 5_000, 'routine:created');
+      // What the CLI does from its own process: append to the table, no bus involved.
+      engine.store.events.append({ type: 'test:cli', message: 'from elsewhere' }, Date.now());
+      await waitFor(() => events.find((e) => e.type === 'test:cli'), 5_000, 'the row appended elsewhere');
+      const ids = events.map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      off();
+      client.close();
+    }
+  });
+
   it('the attached client reconnects and replays the events it missed while disconnected', async () => {
     let streams = 0;
     const flaky: typeof fetch = async (input, init) => {

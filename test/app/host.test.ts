@@ -12,18 +12,20 @@ import type { EventRow } from '../../main/engine/store/events.js';
 import { Daemon, killTracked, scratch } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const hosts: Host[] = [];
+const dirs: (() => void)[] = [];
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const h of hosts.splice(0)) await h.close();
   await killTracked();
+  for (const remove of dirs.splice(0)) remove();
 });
 function dataDir(): string {
   const s = scratch('tend-host-');
-  cleanups.push(s.remove);
+  dirs.push(s.remove);
   return s.dir;
 }
 function keep(h: Host): Host {
-  cleanups.push(() => h.close());
+  hosts.push(h);
   return h;
 }
 
