@@ -64,7 +64,12 @@ export class Engine {
     this.scheduler.bus.on('event', (e) => {
       if (e.type === 'job:posted' || e.type === 'job:pending' || e.type === 'lease:released') this.wake.jobsAvailable();
     });
-    this.scheduler.bus.on('pass', () => this.wake.jobsAvailable());
+    this.scheduler.bus.on('pass', (p) => {
+      this.wake.jobsAvailable();
+      // What a pass launched is looked at by the next one at once: a started process shows
+      // RUNNING now rather than a timed pass later (nothing nudges before it exits).
+      if (p.submitted > 0) this.loop.nudge();
+    });
     this.loop = new Loop({ intervalMs: cfg.intervalMs ?? 1000, pass: () => this.scheduler.pass() });
     this.control = {
       store: this.store,
