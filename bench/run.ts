@@ -3,10 +3,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchDaemon } from './daemon.js';
 import { benchPass } from './pass.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   pass: benchPass,
+  daemon: benchDaemon,
 };
 
 const wanted = process.argv.slice(2);

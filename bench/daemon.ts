@@ -1,0 +1,91 @@
+// An idle daemon with 100 routines: resident memory and CPU over a window (default 60 s); and
+// `tend daemon status --json` wall time beside `node -e 0`, measured in the same run.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { median, round } from './stats.js';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
+const TICKS = 100; // USER_HZ on Linux
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime + stime
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function wallMs(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  execFileSync(cmd, args, { env, stdio: 'ignore' });
+  return performance.now() - t0;
+}
+
+export async function benchDaemon() {
+  const windowMs = Number(process.env.TEND_BENCH_IDLE_MS ?? 60_000);
+  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-daemon-'));
+  const env = { ...process.env, TEND_DATA_DIR: dir };
+  try {
+    const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
+    writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
+    execFileSync(process.execPath, [CLI, 'schedule', 'import', join(dir, 'bench.yaml')], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
+    const pid = child.pid!;
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      try {
+        if (JSON.parse(readFileSync(join(dir, 'daemon.state.json'), 'utf8')).lastPass) break;
+      } catch {
+        /* not yet */
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 3000)); // settle after start
+    const rss: number[] = [];
+    const c0 = cpuTicks(pid);
+    const t0 = performance.now();
+    while (performance.now() - t0 < windowMs) {
+      rss.push(rssMiB(pid));
+      await new Promise((r) => setTimeout(r, Math.min(5000, windowMs / 4)));
+    }
+    const cpuPercent = ((cpuTicks(pid) - c0) / TICKS / ((performance.now() - t0) / 1000)) * 100;
+
+    const status: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      bare.push(wallMs(process.execPath, ['-e', '0'], env));
+      try {
+        status.push(wallMs(process.execPath, [CLI, 'daemon', 'status', '--json'], env));
+      } catch {
+        status.push(NaN);
+      }
+    }
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    return {
+      name: 'daemon',
+      description: 'idle daemon with 100 routines: resident memory and CPU; `tend daemon status --json` beside `node -e 0`',
+      windowMs,
+      rssMiB: { median: round(median(rss), 1), max: round(Math.max(...rss), 1) },
+      cpuPercentOfOneCore: round(cpuPercent, 2),
+      statusMs: round(median(status), 1),
+      nodeMs: round(median(bare), 1),
+      statusRatio: round(median(status) / median(bare), 2),
+      targets: { rssMiB: 55, cpuPercent: 0.5, statusRatio: 2 },
+    };
+  } finally {
+    try {
+      execFileSync(process.execPath, [CLI, 'daemon', 'stop'], { env, stdio: 'ignore' });
+    } catch {
+      /* gone */
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
