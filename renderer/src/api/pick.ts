@@ -1,0 +1,17 @@
+// One client, two transports: IPC when preload exposed `window.tend`, HTTP otherwise.
+import type { TendBridge } from '../../../preload/contract.js';
+import type { ApiClient } from './client.js';
+import { createHttpClient } from './http.js';
+import { createIpcClient } from './ipc.js';
+import { takeToken } from './token.js';
+
+declare global {
+  interface Window {
+    tend?: TendBridge;
+  }
+}
+
+export function pickClient(): ApiClient {
+  if (window.tend) return createIpcClient(window.tend);
+  return createHttpClient({ base: '', token: takeToken() });
+}
