@@ -3,11 +3,14 @@
 // list it reads from main/engine/api/routes.ts is inlined here, at build time. Runs after tsc
 // (whose own output for preload.cts it replaces).
 import { readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outDir = fileURLToPath(new URL('../dist/preload', import.meta.url));
+// `--out DIR` builds elsewhere (tests); the default is where the app loads it from.
+const outAt = process.argv.indexOf('--out');
+const outDir = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : fileURLToPath(new URL('../dist/preload', import.meta.url));
 
 await build({
   configFile: false,

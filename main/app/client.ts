@@ -107,7 +107,7 @@ export function engineClient(engine: Engine, o: { pollMs?: number } = {}): TendC
       return off;
     },
     close() {
-      for (const off of [...subs]) off();
+      for (const off of subs) off();
     },
   };
 }

@@ -112,6 +112,9 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
     });
   };
   listen();
+  // Also now and then: a new day, or a daemon that stopped answering, changes the picture.
+  const periodic = setInterval(() => tray.poke(), 30_000);
+  periodic.unref?.();
 
   // An attached app takes over when its daemon goes away: the scheduler must not stop.
   const takeOver = () => {
@@ -148,6 +151,7 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   const shutdown = () => {
     stopping ??= (async () => {
       window.quitting = true;
+      clearInterval(periodic);
       process.off('SIGUSR2', onNudge);
       unsubscribe();
       notifier.stop();

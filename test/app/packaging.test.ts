@@ -1,0 +1,150 @@
+// Packaging: electron-builder with this repo's electron-builder.yml, `--linux dir`, against a
+// stand-in Electron distribution (the real one cannot be downloaded here). What is checked is our
+// configuration's result: the asar holds main, worker, preload, renderer and the tray icons; the
+// package's entry exists inside it; better-sqlite3 is unpacked beside it, native module included.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+
+interface AsarEntry {
+  size?: number;
+  offset?: string;
+  unpacked?: boolean;
+  files?: Record<string, AsarEntry>;
+  link?: string;
+}
+
+/** Read an asar archive's header (a pickled JSON directory tree) and files, without a library. */
+function readAsar(file: string): { files: Map<string, AsarEntry>; read(path: string): Buffer } {
+  const buf = readFileSync(file);
+  const headerSize = buf.readUInt32LE(4);
+  const jsonLength = buf.readUInt32LE(12);
+  const header = JSON.parse(buf.toString('utf8', 16, 16 + jsonLength)) as AsarEntry;
+  const base = 8 + headerSize;
+  const files = new Map<string, AsarEntry>();
+  const walk = (dir: AsarEntry, prefix: string) => {
+    for (const [name, entry] of Object.entries(dir.files ?? {})) {
+      const path = prefix ? `${prefix}/${name}` : name;
+      files.set(path, entry);
+      if (entry.files) walk(entry, path);
+    }
+  };
+  walk(header, '');
+  return {
+    files,
+    read(path) {
+      const e = files.get(path);
+      if (!e || e.offset === undefined || e.size === undefined) throw new Error(`${path} is not a packed file in ${file}`);
+      const at = base + Number(e.offset);
+      return buf.subarray(at, at + e.size);
+    },
+  };
+}
+
+describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
+  let work: string;
+  let out: string;
+  let result: { status: number | null; output: string };
+  let renderer: 'built' | 'placeholder';
+
+  beforeAll(() => {
+    for (const need of ['dist/main/app/main.js', 'dist/main/engine/engine.js', 'dist/worker']) {
+      if (!existsSync(join(REPO, need))) throw new Error(`${need} is missing: run \`npm run build\` before this test`);
+    }
+    if (!existsSync(join(REPO, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))) throw new Error('better-sqlite3 is not built (npm rebuild better-sqlite3)');
+    work = mkdtempSync(join(tmpdir(), 'tend-pack-'));
+    const proj = join(work, 'project');
+    out = join(work, 'release');
+    // A copy of what the package is made of, so that a placeholder renderer never lands in the repo.
+    mkdirSync(join(proj, 'dist'), { recursive: true });
+    for (const f of ['package.json', 'electron-builder.yml', 'build', 'resources']) cpSync(join(REPO, f), join(proj, f), { recursive: true });
+    for (const d of ['main', 'worker']) cpSync(join(REPO, 'dist', d), join(proj, 'dist', d), { recursive: true });
+    const pre = spawnSync(process.execPath, [join(REPO, 'scripts', 'build-preload.mjs'), '--out', join(proj, 'dist', 'preload')], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
+    if (pre.status !== 0) throw new Error(`build-preload failed: ${pre.stderr}`);
+    if (existsSync(join(REPO, 'dist', 'renderer', 'index.html'))) {
+      cpSync(join(REPO, 'dist', 'renderer'), join(proj, 'dist', 'renderer'), { recursive: true });
+      renderer = 'built';
+    } else {
+      // The renderer is built by vite (npm run build:renderer); its absence must not hide packaging bugs.
+      mkdirSync(join(proj, 'dist', 'renderer'), { recursive: true });
+      writeFileSync(join(proj, 'dist', 'renderer', 'index.html'), '<!doctype html><title>Tend (placeholder renderer)</title>\n');
+      renderer = 'placeholder';
+    }
+    symlinkSync(join(REPO, 'node_modules'), join(proj, 'node_modules'), 'dir');
+    // The stand-in Electron: an executable `electron` and a resources/ directory.
+    const electronDist = join(work, 'electron-dist');
+    mkdirSync(join(electronDist, 'resources'), { recursive: true });
+    writeFileSync(join(electronDist, 'electron'), '#!/bin/sh\necho "stand-in electron: cannot run here" >&2\nexit 1\n');
+    chmodSync(join(electronDist, 'electron'), 0o755);
+
+    const r = spawnSync(
+      process.execPath,
+      [join(REPO, 'node_modules', 'electron-builder', 'cli.js'), '--linux', 'dir', '--projectDir', proj, `-c.electronDist=${electronDist}`, '-c.npmRebuild=false', `-c.directories.output=${out}`],
+      { cwd: proj, encoding: 'utf8', timeout: 240_000, env: { ...process.env, CI: 'true', ELECTRON_BUILDER_CACHE: join(work, 'cache') } },
+    );
+    result = { status: r.status, output: `${r.stdout}\n${r.stderr}` };
+  }, 300_000);
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('electron-builder exits 0 and lays out the app binary, app.asar and app.asar.unpacked', () => {
+    expect(result.status, result.output).toBe(0);
+    const app = join(out, 'linux-unpacked');
+    expect(statSync(join(app, 'tend')).mode & 0o111).not.toBe(0);
+    expect(existsSync(join(app, 'resources', 'app.asar'))).toBe(true);
+    expect(existsSync(join(app, 'resources', 'app.asar.unpacked'))).toBe(true);
+  });
+
+  it('the asar holds main, worker, preload, renderer and the icons, and no source maps', () => {
+    const asar = readAsar(join(out, 'linux-unpacked', 'resources', 'app.asar'));
+    for (const f of [
+      'package.json',
+      'dist/main/app/main.js',
+      'dist/main/app/shell.js',
+      'dist/main/engine/engine.js',
+      'dist/main/engine/api/server.js',
+      'dist/worker/local/local-backend.js',
+      'dist/preload/preload.cjs',
+      'dist/renderer/index.html',
+      'resources/icon.png',
+      'resources/tray/tray-green.png',
+      'resources/tray/tray-amber.png',
+      'resources/tray/tray-red@2x.png',
+    ]) {
+      expect(asar.files.has(f), `${f} in app.asar`).toBe(true);
+    }
+    expect([...asar.files.keys()].filter((f) => f.endsWith('.map'))).toEqual([]);
+    // Only what the app is made of: no sources, tests or installers.
+    expect([...asar.files.keys()].filter((f) => /^(main|test|renderer|preload|scripts|release)\//.test(f))).toEqual([]);
+    // The entry Electron starts is the one package.json names.
+    const pkg = JSON.parse(asar.read('package.json').toString('utf8')) as { main: string; type: string };
+    expect(pkg.main).toBe('dist/main/app/main.js');
+    expect(pkg.type).toBe('module');
+    // The preload inside is the sandbox-ready bundle.
+    const preload = asar.read('dist/preload/preload.cjs').toString('utf8');
+    expect([...new Set([...preload.matchAll(/\brequire\(\s*["'`]([^"'`]+)["'`]\s*\)/g)].map((m) => m[1]))]).toEqual(['electron']);
+    if (renderer === 'placeholder') console.warn('packaging test: dist/renderer was not built; packed a placeholder index.html');
+  });
+
+  it('better-sqlite3 is unpacked from the asar, its native module on disk; its JS dependencies stay packed', () => {
+    const asar = readAsar(join(out, 'linux-unpacked', 'resources', 'app.asar'));
+    const unpacked = join(out, 'linux-unpacked', 'resources', 'app.asar.unpacked');
+    expect(asar.files.get('node_modules/better-sqlite3/package.json')?.unpacked).toBe(true);
+    expect(asar.files.get('node_modules/better-sqlite3/build/Release/better_sqlite3.node')?.unpacked).toBe(true);
+    expect(existsSync(join(unpacked, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))).toBe(true);
+    expect(existsSync(join(unpacked, 'node_modules/better-sqlite3/lib/index.js'))).toBe(true);
+    for (const dep of ['fastify', 'zod', 'cron-parser', 'yaml', 'commander', 'bindings']) {
+      expect(asar.files.has(`node_modules/${dep}/package.json`), `${dep} packed`).toBe(true);
+      expect(asar.files.get(`node_modules/${dep}/package.json`)?.unpacked).toBeUndefined();
+    }
+    // Development tools never ship.
+    for (const dev of ['electron', 'electron-builder', 'vite', 'vitest', 'typescript', 'react']) expect(asar.files.has(`node_modules/${dev}`), `${dev} not packed`).toBe(false);
+  });
+});
