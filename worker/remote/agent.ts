@@ -45,18 +45,38 @@ interface Report {
   heartbeatAt?: number;
 }
 
-/** Wait `ms`, or until kicked, or until the signal aborts; leaves no listener behind. */
-function pause(ms: number, signal: AbortSignal, onKick?: (kick: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    onKick?.(done);
-  });
+/**
+ * A wake-up that is never lost: a kick while nobody waits is kept, and the next wait returns at
+ * once. (A loop busy reporting when a job exits must not sleep a full interval before noticing.)
+ */
+export class Kick {
+  private pending = false;
+  private waiter: (() => void) | null = null;
+
+  kick(): void {
+    this.pending = true;
+    this.waiter?.();
+  }
+
+  /** Wait `ms`, or until kicked (now or since the last wait), or until the signal aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.pending || signal.aborted) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiter = null;
+        this.pending = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.waiter = done;
+    });
+  }
 }
 
 export class WorkerAgent {
@@ -64,10 +84,14 @@ export class WorkerAgent {
   readonly local: LocalBackend;
   private readonly api: ApiClient;
   private readonly stop = new AbortController();
-  private kickReport: (() => void) | null = null;
-  private kickJobs: (() => void) | null = null;
+  private readonly reportKick = new Kick();
+  private readonly jobsKick = new Kick();
+  /** Launches in progress: their ledger rows say `pending` and must not be taken for interrupted ones. */
+  private readonly launching = new Set<string>();
   /** Last state reported per job, so running jobs are re-reported only when something changed. */
   private sent = new Map<string, string>();
+  /** Backoff waits of the loops, cut short when the server answers again. */
+  private readonly retries = new Set<Kick>();
   online = false;
 
   constructor(private readonly o: AgentOptions) {
@@ -77,8 +101,8 @@ export class WorkerAgent {
   }
 
   private kick(): void {
-    this.kickReport?.();
-    this.kickJobs?.();
+    this.reportKick.kick();
+    this.jobsKick.kick();
   }
 
   runningCount(kind?: 'run' | 'job'): number {
@@ -98,23 +122,42 @@ export class WorkerAgent {
     this.kick();
   }
 
-  /** Retry with backoff while the server is away; running jobs are untouched. */
+  /**
+   * Retry with backoff while the server is away; running jobs are untouched. Each loop backs off
+   * on its own, but the first call that gets through wakes them all: on reconnect everything that
+   * finished meanwhile is reported at once, not after the slowest loop's backoff.
+   */
   private async guarded(what: string, fn: () => Promise<void>): Promise<void> {
     let backoff = 500;
-    while (!this.stop.signal.aborted) {
-      try {
-        await fn();
-        if (!this.online) this.o.log('connected');
-        this.online = true;
-        backoff = 500;
-      } catch (err) {
-        if (this.stop.signal.aborted) return;
-        if (this.online) this.o.log(`${what}: ${errorMessage(err)}; retrying`);
-        this.online = false;
-        await pause(backoff, this.stop.signal);
-        backoff = Math.min(backoff * 2, 30_000);
+    const retry = new Kick();
+    this.retries.add(retry);
+    try {
+      while (!this.stop.signal.aborted) {
+        try {
+          await fn();
+          backoff = 500;
+        } catch (err) {
+          if (this.stop.signal.aborted) return;
+          if (this.online) this.o.log(`${what}: ${errorMessage(err)}; retrying`);
+          this.online = false;
+          await retry.wait(backoff, this.stop.signal);
+          backoff = Math.min(backoff * 2, 30_000);
+        }
       }
+    } finally {
+      this.retries.delete(retry);
     }
+  }
+
+  /** Every call to the server: "connected" is what the server answered, not what a loop assumed. */
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const value = await this.api.call<T>(method, path, body, this.stop.signal);
+    if (!this.online) {
+      this.online = true;
+      this.o.log('connected');
+      for (const r of this.retries) r.kick();
+    }
+    return value;
   }
 
   private info() {
@@ -125,7 +168,7 @@ export class WorkerAgent {
     return this.guarded('commands', async () => {
       const i = this.info();
       const q = `?wait=${this.o.waitMs ?? 25_000}&version=${encodeURIComponent(i.version)}&slots=${i.slots}&running=${i.running}`;
-      const { commands } = await this.api.call<{ commands: Command[] }>('GET', `/api/worker/commands${q}`, undefined, this.stop.signal);
+      const { commands } = await this.call<{ commands: Command[] }>('GET', `/api/worker/commands${q}`);
       for (const c of commands) await this.handle(c);
     });
   }
@@ -134,23 +177,23 @@ export class WorkerAgent {
     return this.guarded('jobs', async () => {
       const free = this.o.batchSlots - this.runningCount('job');
       if (free <= 0) {
-        await pause(5000, this.stop.signal, (k) => (this.kickJobs = k));
+        await this.jobsKick.wait(5000, this.stop.signal);
         return;
       }
-      const { jobs } = await this.api.call<{ jobs: { id: number; spec: JobSpec }[] }>(
-        'POST',
-        '/api/worker/jobs/claim',
-        { slots: free, wait: this.o.waitMs ?? 25_000, version: this.o.version },
-        this.stop.signal,
-      );
-      for (const j of jobs) await this.launch('job', String(j.id), j.spec);
+      const { jobs } = await this.call<{ jobs: { id: number; spec: JobSpec }[] }>('POST', '/api/worker/jobs/claim', {
+        slots: free,
+        wait: this.o.waitMs ?? 25_000,
+        version: this.o.version,
+      });
+      // Launched together, like the daemon's own submit phase.
+      await Promise.all(jobs.map((j) => this.launch('job', String(j.id), j.spec)));
     });
   }
 
   private reportLoop(): Promise<void> {
     return this.guarded('reports', async () => {
       await this.reportAll();
-      await pause(1000, this.stop.signal, (k) => (this.kickReport = k));
+      await this.reportKick.wait(1000, this.stop.signal);
     });
   }
 
@@ -167,21 +210,27 @@ export class WorkerAgent {
 
   /** Record, launch, then report. The job directory on this host is the durable record. */
   private async launch(kind: 'run' | 'job', refId: string, spec: JobSpec): Promise<void> {
-    if (this.store.ledger.get(kind, refId)) return; // already ours
+    const key = `${kind}:${refId}`;
+    if (this.launching.has(key) || this.store.ledger.get(kind, refId)) return; // already ours
     const runDir = join(this.o.dataDir, 'runs', utcDay(Date.now()), spec.runId);
     const local: JobSpec = { ...spec, runDir };
-    this.store.ledger.record(kind, refId, 'local', { runDir, pending: true }, Date.now());
-    let handle: Handle;
+    this.launching.add(key);
     try {
-      handle = await this.local.submit(local);
-    } catch (err) {
-      this.store.ledger.clear(kind, refId);
-      const reason = errorMessage(err);
-      this.o.log(`${kind} ${refId} refused: ${reason}`);
-      await this.send([{ kind, id: refId, state: 'refused', reason, endedAt: Date.now() }]);
-      return;
+      this.store.ledger.record(kind, refId, 'local', { runDir, pending: true }, Date.now());
+      let handle: Handle;
+      try {
+        handle = await this.local.submit(local);
+      } catch (err) {
+        // Kept in the ledger until the server has heard it, like any other outcome.
+        const reason = errorMessage(err);
+        this.o.log(`${kind} ${refId} refused: ${reason}`);
+        this.store.ledger.setHandle(kind, refId, { runDir, refused: reason, endedAt: Date.now() });
+        return;
+      }
+      this.store.ledger.setHandle(kind, refId, handle);
+    } finally {
+      this.launching.delete(key);
     }
-    this.store.ledger.setHandle(kind, refId, handle);
     this.kick();
   }
 
@@ -192,7 +241,13 @@ export class WorkerAgent {
     const reports: Report[] = [];
     const done: typeof entries = [];
     for (const e of entries) {
+      if (this.launching.has(`${e.kind}:${e.refId}`)) continue; // not launched yet: nothing to say
       let handle = e.handle;
+      if (typeof handle.refused === 'string') {
+        reports.push({ kind: e.kind, id: e.refId, state: 'refused', reason: handle.refused, endedAt: typeof handle.endedAt === 'number' ? handle.endedAt : Date.now() });
+        done.push(e);
+        continue;
+      }
       if (handle.pending) {
         // Interrupted between the ledger write and the launch: the directory says whether it ran.
         const adopted = this.local.handleFromRunDir(String(handle.runDir));
@@ -216,17 +271,17 @@ export class WorkerAgent {
       }
     }
     if (reports.length === 0) return;
-    await this.send(reports);
+    await this.send(reports, this.runningCount() - done.length);
     for (const r of reports) this.sent.set(`${r.kind}:${r.id}`, JSON.stringify(r));
     for (const e of done) {
       this.store.ledger.clear(e.kind, e.refId);
       this.sent.delete(`${e.kind}:${e.refId}`);
     }
-    if (done.length) this.kickJobs?.();
+    if (done.length) this.jobsKick.kick();
   }
 
-  private async send(reports: Report[]): Promise<void> {
-    const i = this.info();
-    await this.api.call('POST', '/api/worker/reports', { reports, version: i.version, running: i.running }, this.stop.signal);
+  /** `running`: what this worker holds once these reports are accepted. */
+  private async send(reports: Report[], running: number): Promise<void> {
+    await this.call('POST', '/api/worker/reports', { reports, version: this.o.version, slots: this.o.batchSlots, running });
   }
 }

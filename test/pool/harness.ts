@@ -1,0 +1,342 @@
+// The worker pool on loopback, with real processes: one `tend daemon run` and `tend worker`
+// processes, each with a data dir of its own, talking HTTP. State is read from the daemon's SQLite
+// file (read-only); every wait has a deadline; every process is killed by its pid afterwards.
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { waitFor } from '../helpers/wait.js';
+import { alive, childEnv, Daemon, REPO, TEND, tend, tendOk, track, type Exit } from '../daemon/harness.js';
+
+export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
+export { alive, killTracked, scratch, tend, tendOk, track } from '../daemon/harness.js';
+export { waitFor } from '../helpers/wait.js';
+
+/** A TCP port nobody listens on right now (a restarted daemon must come back on the same address). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ApiFile {
+  url: string;
+  token: string;
+}
+
+export function readApi(dataDir: string): ApiFile | null {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, 'api.json'), 'utf8')) as ApiFile;
+  } catch {
+    return null;
+  }
+}
+
+export interface HttpResult<T = unknown> {
+  status: number;
+  body: { ok: boolean; value?: T; error?: { code: string; message: string } };
+}
+
+export async function http<T = unknown>(url: string, token: string, method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
+  const res = await fetch(new URL(path, url), {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as HttpResult<T>['body'] };
+}
+
+export interface JobRecord {
+  id: number;
+  status: string;
+  computer: string | null;
+  fetched_by: string | null;
+  backend: string | null;
+  run_dir: string | null;
+  reason: string | null;
+  exit_code: number | null;
+}
+
+export interface RunRecord {
+  id: string;
+  routine_id: string;
+  status: string;
+  reason: string | null;
+  exit_code: number | null;
+  backend: string | null;
+  run_dir: string | null;
+  started_at: number | null;
+}
+
+export interface CommandRecord {
+  id: number;
+  computer: string;
+  kind: string;
+  payload: string;
+  created_at: number;
+  expires_at: number;
+  fetched_at: number | null;
+  fate: string;
+}
+
+export interface WorkerRecord {
+  computer: string;
+  last_seen: number | null;
+  slots: number;
+  running: number;
+}
+
+/** The daemon's database, read-only (WAL: reading never blocks the daemon). */
+export class Db {
+  private db: Database.Database | null = null;
+  constructor(readonly file: string) {}
+
+  private open(): Database.Database {
+    this.db ??= new Database(this.file, { readonly: true, fileMustExist: true });
+    return this.db;
+  }
+
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.open().prepare(sql).all(...params) as T[];
+  }
+
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    return this.open().prepare(sql).get(...params) as T | undefined;
+  }
+
+  jobs(): JobRecord[] {
+    return this.all<JobRecord>(`SELECT id, status, computer, fetched_by, backend, run_dir, reason, exit_code FROM jobs ORDER BY id`);
+  }
+
+  job(id: number): JobRecord | undefined {
+    return this.get<JobRecord>(`SELECT id, status, computer, fetched_by, backend, run_dir, reason, exit_code FROM jobs WHERE id = ?`, id);
+  }
+
+  runs(routineId?: string): RunRecord[] {
+    const cols = `id, routine_id, status, reason, exit_code, backend, run_dir, started_at`;
+    return routineId === undefined
+      ? this.all<RunRecord>(`SELECT ${cols} FROM runs ORDER BY rowid`)
+      : this.all<RunRecord>(`SELECT ${cols} FROM runs WHERE routine_id = ? ORDER BY rowid`, routineId);
+  }
+
+  commands(computer?: string): CommandRecord[] {
+    return computer === undefined
+      ? this.all<CommandRecord>(`SELECT * FROM commands ORDER BY id`)
+      : this.all<CommandRecord>(`SELECT * FROM commands WHERE computer = ? ORDER BY id`, computer);
+  }
+
+  worker(computer: string): WorkerRecord | undefined {
+    return this.get<WorkerRecord>(`SELECT computer, last_seen, slots, running FROM workers WHERE computer = ?`, computer);
+  }
+
+  events(type: string): { id: number; message: string; job_id: number | null; run_id: string | null; routine_id: string | null }[] {
+    return this.all(`SELECT id, message, job_id, run_id, routine_id FROM events WHERE type = ? ORDER BY id`, type);
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+  }
+}
+
+/** `tend worker …` as our child, with a data dir of its own. */
+export class Worker {
+  child: ChildProcess | null = null;
+  exited: Promise<Exit> = Promise.resolve({ code: null, signal: null, at: 0 });
+  exit: Exit | null = null;
+  log = '';
+  starts = 0;
+
+  constructor(
+    readonly computer: string,
+    readonly dataDir: string,
+    readonly server: () => string,
+    readonly token: string,
+    readonly batchjobs: number,
+    readonly env: Record<string, string> = {},
+  ) {}
+
+  /** The short name jobs see in $POOL_WORKER (the host part of the computer). */
+  get name(): string {
+    return this.computer.split('@')[1]!;
+  }
+
+  start(): this {
+    mkdirSync(this.dataDir, { recursive: true });
+    const args = [TEND, 'worker', '--server', this.server(), '--computer', this.computer, '--batchjobs', String(this.batchjobs), '--data-dir', this.dataDir];
+    const child = spawn(process.execPath, args, {
+      cwd: REPO,
+      env: childEnv(this.dataDir, { TEND_WORKER_TOKEN: this.token, POOL_WORKER: this.name, ...this.env }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.child = child;
+    this.starts++;
+    this.exit = null;
+    track(child.pid!);
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.log += s));
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code, signal) => {
+        this.exit = { code, signal, at: performance.now() };
+        resolve(this.exit);
+      }),
+    );
+    return this;
+  }
+
+  get pid(): number {
+    return this.child!.pid!;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.exit === null;
+  }
+
+  /** Signal it and wait until it is gone. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
+    if (!this.running) return this.exit ?? { code: null, signal: null, at: 0 };
+    this.child!.kill(signal);
+    return this.exited;
+  }
+
+  /** Job directories under this worker's data dir: runId → path. */
+  runDirs(): Map<string, string> {
+    return runDirsUnder(this.dataDir);
+  }
+}
+
+export function runDirsUnder(dataDir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const root = join(dataDir, 'runs');
+  if (!existsSync(root)) return out;
+  for (const day of readdirSync(root)) for (const id of readdirSync(join(root, day))) out.set(id, join(root, day, id));
+  return out;
+}
+
+export interface PoolOptions {
+  /** Extra daemon environment (TEND_BATCH_SLOTS defaults to 0: one-off jobs go to the workers). */
+  env?: Record<string, string>;
+  /** A fixed API port, so a restarted daemon is found at the same address. */
+  port?: number;
+}
+
+/** One daemon with its API, and the workers attached to it. */
+export class Pool {
+  daemon!: Daemon;
+  api!: ApiFile;
+  readonly db: Db;
+  readonly workers = new Map<string, Worker>();
+  private readonly tokens = new Map<string, string>();
+  private env: Record<string, string>;
+
+  private constructor(
+    readonly dir: string,
+    o: PoolOptions,
+  ) {
+    this.db = new Db(join(dir, 'data', 'tend.db'));
+    this.env = { TEND_DAEMON_INTERVAL_MS: '200', TEND_BATCH_SLOTS: '0', ...(o.port ? { TEND_API_PORT: String(o.port) } : {}), ...o.env };
+  }
+
+  get dataDir(): string {
+    return join(this.dir, 'data');
+  }
+
+  static async start(dir: string, o: PoolOptions = {}): Promise<Pool> {
+    const p = new Pool(dir, o);
+    mkdirSync(p.dataDir, { recursive: true });
+    await p.startDaemon();
+    return p;
+  }
+
+  async startDaemon(): Promise<Daemon> {
+    this.daemon = new Daemon(this.dataDir, this.env);
+    await this.daemon.ready(30_000);
+    this.api = await waitFor(
+      () => {
+        const a = readApi(this.dataDir);
+        return a && this.daemon.stderr.includes(a.url) ? a : null;
+      },
+      10_000,
+      'api.json of the new daemon',
+    );
+    return this.daemon;
+  }
+
+  /** `tend daemon stop`: the owner exits; its jobs and the workers' jobs keep running. */
+  async stopDaemon(): Promise<void> {
+    tendOk(this.dataDir, ['daemon', 'stop']);
+    await this.daemon.exited;
+  }
+
+  /** `tend …` against the daemon's data dir (writes nudge the daemon). */
+  tend(...args: string[]) {
+    return tend(this.dataDir, args);
+  }
+
+  tendOk<T = unknown>(...args: string[]): T {
+    return tendOk<T>(this.dataDir, args);
+  }
+
+  token(computer: string): string {
+    let t = this.tokens.get(computer);
+    if (!t) {
+      t = this.tendOk<{ token: string }>('worker', 'token', computer, '--json').token;
+      this.tokens.set(computer, t);
+    }
+    return t;
+  }
+
+  /** A worker (not started) for `computer`, with its data dir under the test's scratch dir. */
+  worker(computer: string, batchjobs = 0, env: Record<string, string> = {}): Worker {
+    const w = new Worker(computer, join(this.dir, `worker-${computer.split('@')[1]}`), () => this.api.url, this.token(computer), batchjobs, env);
+    this.workers.set(computer, w);
+    return w;
+  }
+
+  /** Until the daemon has heard from this worker after `since` (ms since the epoch). */
+  async seen(w: Worker, since: number, timeoutMs = 20_000): Promise<void> {
+    await waitFor(() => (this.db.worker(w.computer)?.last_seen ?? 0) >= since, timeoutMs, `${w.computer} to be seen by the daemon (log: ${w.log.slice(-400)})`);
+  }
+
+  http<T = unknown>(method: string, path: string, body?: unknown, token = this.api.token): Promise<HttpResult<T>> {
+    return http<T>(this.api.url, token, method, path, body);
+  }
+
+  /** Post one-off jobs over the API (each wakes waiting workers at once). */
+  async postJobs(inputs: Record<string, unknown>[]): Promise<number[]> {
+    const ids: number[] = [];
+    for (const input of inputs) {
+      const r = await this.http<{ id: number }>('POST', '/api/jobs', input);
+      if (!r.body.ok) throw new Error(`POST /api/jobs: ${JSON.stringify(r.body.error)}`);
+      ids.push(r.body.value!.id);
+    }
+    return ids;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const w of this.workers.values()) if (w.running) await w.kill('SIGKILL');
+    this.db.close();
+  }
+}
+
+export const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+
+/** Pid of the routine a job directory launched (its wrapper's pid.json), or null. */
+export function jobPid(runDir: string): number | null {
+  try {
+    return (JSON.parse(readFileSync(join(runDir, 'pid.json'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
+}
+
+export function jobAlive(runDir: string): boolean {
+  const pid = jobPid(runDir);
+  return pid !== null && alive(pid);
+}
