@@ -104,12 +104,28 @@ export interface Push {
 }
 export type PushName = keyof Push;
 
+/** Where the desktop app's engine runs (main/app/host.ts answers it; not an engine channel). */
+export interface AppInfo {
+  /** 'engine': the scheduler runs inside the app; 'attached': a headless daemon runs it. */
+  mode: 'engine' | 'attached';
+  dataDir: string;
+  /** The HTTP API (browser mode), when there is one. */
+  url: string | null;
+  enginePid: number;
+  version: string;
+}
+
+/** Calls of the desktop app itself, outside the engine's contract. */
+export interface AppCalls {
+  'app:info': (args?: Record<string, never>) => Promise<Result<AppInfo>>;
+}
+
 /**
  * What preload exposes as `window.tend` (contextBridge): one method per contract channel, each
- * resolving to a `Result` (never rejecting with engine errors), and `on` for pushed events, which
- * returns its unsubscribe function. Nothing else — never `ipcRenderer` itself.
+ * resolving to a `Result` (never rejecting with engine errors), the app's own calls, and `on` for
+ * pushed events, which returns its unsubscribe function. Nothing else — never `ipcRenderer`.
  */
-export type TendBridge = { [C in Channel]: (args: Args<C>) => Promise<Result<Ret<C>>> } & {
+export type TendBridge = { [C in Channel]: (args: Args<C>) => Promise<Result<Ret<C>>> } & AppCalls & {
   on<E extends PushName>(event: E, cb: (payload: Push[E]) => void): () => void;
 };
 

@@ -26,6 +26,8 @@ export interface Daemon {
   script(name: string, body: string): string;
   /** Run the CLI against this data dir. */
   cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Start a real worker agent for `computer` (its token issued through the CLI). */
+  worker(computer: string, slots: number): Promise<{ stop(): Promise<void> }>;
   log(): string;
   stop(): Promise<void>;
 }
@@ -49,6 +51,7 @@ export async function startDaemon(): Promise<Daemon> {
   mkdirSync(work, { recursive: true });
   const env = { ...process.env, TEND_DATA_DIR: dataDir, TEND_DAEMON_INTERVAL_MS: '200', TEND_API_PORT: '0' };
   let output = '';
+  const workers: ChildProcess[] = [];
   const child: ChildProcess = spawn(process.execPath, [TEND, 'daemon', 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -85,6 +88,17 @@ export async function startDaemon(): Promise<Daemon> {
     return r.value;
   }
 
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((r) => {
+      const p = spawn(process.execPath, [TEND, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      p.on('exit', (code) => r({ code: code ?? -1, stdout, stderr }));
+    });
+  }
+
   return {
     url,
     token,
@@ -102,20 +116,25 @@ export async function startDaemon(): Promise<Daemon> {
       chmodSync(file, 0o755);
       return file;
     },
-    cli(args) {
-      return new Promise((r) => {
-        const p = spawn(process.execPath, [TEND, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        p.on('exit', (code) => r({ code: code ?? -1, stdout, stderr }));
-      });
+    cli,
+    async worker(computer, slots) {
+      const issued = await cli(['worker', 'token', computer]);
+      if (issued.code !== 0) throw new Error(`worker token: ${issued.stderr}`);
+      const agent = spawn(process.execPath, [TEND, 'worker', '--server', url, '--token', issued.stdout.trim(), '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `worker-${computer}`)], { env, stdio: 'ignore' });
+      const gone = new Promise<void>((r) => agent.once('exit', () => r()));
+      workers.push(agent);
+      return {
+        async stop() {
+          if (agent.exitCode === null) agent.kill('SIGTERM');
+          await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+        },
+      };
     },
     log: () => output,
     async stop() {
       // Realtime routines and jobs outlive the daemon by design: stop what this test started,
       // through the daemon (it signals each one's process group by its recorded pid).
+      for (const w of workers) if (w.exitCode === null) w.kill('SIGTERM');
       if (child.exitCode === null) {
         try {
           for (const r of await api('routines.list', {})) if (r.lastRun && ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'].includes(r.lastRun.status)) await apiResult('routines.stop', { id: r.id });

@@ -15,8 +15,10 @@ export interface FollowHandlers {
 
 export interface ApiClient {
   readonly kind: 'http' | 'ipc';
-  /** Where the engine is, for people: "daemon at http://127.0.0.1:4100". */
+  /** Where the engine is, for people: "daemon at 127.0.0.1:4100". */
   readonly where: string;
+  /** The same, once the transport has asked (the desktop app says whether it runs the engine). */
+  describe(): Promise<string>;
   call<C extends Channel>(channel: C, args: Args<C>): Promise<Result<Ret<C>>>;
   on<E extends PushName>(event: E, cb: (payload: Push[E]) => void): () => void;
   onConnection(cb: (state: ConnectionState) => void): () => void;

@@ -125,9 +125,11 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   }
 
   void streamEvents();
+  const where = `daemon at ${(o.base || globalThis.location?.origin || 'this address').replace(/^https?:\/\//, '')}`;
   return {
     kind: 'http',
-    where: `daemon at ${(o.base || globalThis.location?.origin || 'this address').replace(/^https?:\/\//, '')}`,
+    where,
+    describe: async () => where,
     call,
     on: <E extends PushName>(event: E, cb: (p: Push[E]) => void) => push.on(event, cb),
     onConnection: (cb) => {

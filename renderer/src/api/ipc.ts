@@ -10,10 +10,12 @@ const ACTIVE = new Set(['PENDING', 'DELAYED', 'STARTING', 'RUNNING']);
 export function appendedText(prev: string, next: string): string {
   if (prev === '') return next;
   if (next.startsWith(prev)) return next.slice(prev.length);
-  // The window moved: find where the end of what we had sits in the new tail.
-  const probe = prev.slice(-Math.min(prev.length, 256));
-  const at = next.lastIndexOf(probe);
-  return at >= 0 ? next.slice(at + probe.length) : next;
+  // The window moved forward: `next` is a suffix of `prev` followed by what is new.
+  const head = next.slice(0, 64);
+  for (let j = prev.indexOf(head); j >= 0; j = prev.indexOf(head, j + 1)) {
+    if (next.startsWith(prev.slice(j))) return next.slice(prev.length - j);
+  }
+  return next;
 }
 
 export function createIpcClient(bridge: TendBridge): ApiClient {
@@ -65,6 +67,11 @@ export function createIpcClient(bridge: TendBridge): ApiClient {
   return {
     kind: 'ipc',
     where: 'desktop app',
+    async describe() {
+      const r = await bridge['app:info']({}).catch(() => null);
+      if (!r?.ok) return 'desktop app';
+      return r.value.mode === 'engine' ? `scheduler in this app (pid ${r.value.enginePid})` : `attached to daemon pid ${r.value.enginePid}`;
+    },
     call,
     on: <E extends PushName>(event: E, cb: (p: Push[E]) => void) => bridge.on(event, cb),
     onConnection: (cb) => {

@@ -85,14 +85,12 @@ export interface StoreOptions {
   debounceMs?: number;
   /** Re-read the whole routine list at most this often while it is watched (heartbeat ages). */
   reconcileMs?: number;
-  /** Ask for events that never reached the push stream (written by other processes). */
-  catchUpMs?: number;
   now?: () => number;
   /** Do not subscribe to the client's pushes (tests drive `apply`). */
   passive?: boolean;
 }
 
-type Client = Pick<ApiClient, 'call' | 'on' | 'onConnection' | 'where'>;
+type Client = Pick<ApiClient, 'call' | 'on' | 'onConnection' | 'where'> & Partial<Pick<ApiClient, 'describe'>>;
 
 const OP_CHANNEL = { run: 'routines.run', restart: 'routines.restart', stop: 'routines.stop', pause: 'routines.pause', resume: 'routines.resume', clear: 'routines.clear' } as const;
 const OP_BUSY: Record<RoutineOp, string> = { run: 'Starting…', restart: 'Restarting…', stop: 'Stopping…', pause: 'Pausing…', resume: 'Resuming…', clear: 'Clearing…' };
@@ -117,9 +115,6 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
   const throttled = new Map<string, { last: number; timer: ReturnType<typeof setTimeout> | null }>();
   const unsubs: (() => void)[] = [];
   let lastReconcile = now();
-  let lastCatchUp = now();
-  let cursor: number | null = null;
-  let firstCursor: number | null = null;
   const seen = new Set<number>();
   let disposed = false;
 
@@ -327,8 +322,8 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
       },
 
       apply(e) {
-        // Applied already: pushed, or read by a catch-up (which covers (firstCursor, cursor]).
-        if (seen.has(e.id) || (cursor !== null && firstCursor !== null && e.id > firstCursor && e.id <= cursor)) return;
+        // Applied already (a replay after a reconnect).
+        if (seen.has(e.id)) return;
         seen.add(e.id);
         if (seen.size > 5000) for (const id of [...seen].slice(0, 2500)) seen.delete(id);
         set({ recent: [e, ...get().recent].slice(0, 100) });
@@ -339,10 +334,6 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
         set({ lastPass: { ...p, receivedAt: now() } });
         const t = now();
         if (watched('health')) throttle('health', 2000, () => void get().loadHealth());
-        if (t - lastCatchUp >= (o.catchUpMs ?? 3000)) {
-          lastCatchUp = t;
-          void catchUp();
-        }
         if (watched('routines') && t - lastReconcile >= (o.reconcileMs ?? 30_000)) {
           lastReconcile = t;
           void get().loadRoutines();
@@ -362,21 +353,6 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
     const i = s.jobs.findIndex((j) => j.id === job.id);
     const jobs = i >= 0 ? s.jobs.map((j, k) => (k === i ? job : j)) : [job, ...s.jobs];
     store.setState({ jobs });
-  }
-
-  async function catchUp(): Promise<void> {
-    if (cursor === null) {
-      const head = await client.call('events.recent', { limit: 1 });
-      cursor = firstCursor = head.ok ? (head.value[0]?.id ?? 0) : null;
-      return;
-    }
-    const r = await client.call('events.recent', { after: cursor, limit: 500 });
-    if (!r.ok) return;
-    for (const e of r.value) {
-      store.getState().apply(e);
-      cursor = Math.max(cursor, e.id);
-    }
-    for (const id of seen) if (id <= cursor) seen.delete(id);
   }
 
   async function flush(): Promise<void> {
@@ -429,6 +405,7 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
   }
 
   if (!o.passive) {
+    void client.describe?.().then((where) => store.setState({ where }));
     unsubs.push(client.on('event', (e) => store.getState().apply(e)));
     unsubs.push(client.on('pass', (p) => store.getState().pass(p)));
     unsubs.push(
