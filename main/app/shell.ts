@@ -6,7 +6,7 @@ import { app, dialog, ipcMain, powerMonitor } from './electron.js';
 import { dataDir as defaultDataDir } from '../engine/datadir.js';
 import { errorMessage } from '../engine/errors.js';
 import { appAssets, rendererBuilt, rendererPage, type AppAssets } from './assets.js';
-import { loginItem, startHidden, type LoginItem } from './autostart.js';
+import { HIDDEN_FLAG, loginItem, startHidden, type LoginItem } from './autostart.js';
 import { startHost, type Host } from './host.js';
 import { ipcTable, REFUSED_SENDER } from './ipc.js';
 import { Notifier } from './notifier.js';
@@ -55,7 +55,12 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   // Until `ready` the window cannot exist; a second launch meanwhile is remembered.
   let ready = false;
   let showWhenReady = !hidden;
-  app.on('second-instance', () => (ready ? window.show() : (showWhenReady = true)));
+  app.on('second-instance', (_e, otherArgv: string[]) => {
+    // Another launch at login (--hidden) has nothing to show; any other launch wants the window.
+    if (otherArgv.includes(HIDDEN_FLAG)) return;
+    if (ready) window.show();
+    else showWhenReady = true;
+  });
   app.on('activate', () => ready && window.show());
   // Closing the last window keeps Tend in the tray.
   app.on('window-all-closed', () => undefined);
@@ -74,6 +79,7 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
     app.exit(1);
     return null;
   }
+  if (page.kind === 'file' && !rendererBuilt(assets)) log(`the UI is not built (${assets.rendererIndex} is missing): build the renderer, then reopen the window`);
   log(host.info.mode === 'engine' ? `running the engine for ${dir}` : `attached to daemon pid ${host.info.enginePid} at ${host.info.url}`);
 
   const settingsFile = join(app.getPath('userData'), 'tend-app.json');

@@ -103,7 +103,7 @@ describe('the desktop app under a stand-in Electron', () => {
     expect(win().visible).toBe(false);
     expect(win().destroyed).toBe(false);
     // A second launch shows the same window again.
-    fake.app.emit('second-instance');
+    fake.app.emit('second-instance', {}, ['tend']);
     expect(win().visible).toBe(true);
     expect(fake.windows).toHaveLength(1);
   });
@@ -142,7 +142,10 @@ describe('the desktop app under a stand-in Electron', () => {
     await boot({ argv: ['tend', '--hidden'] });
     expect(fake.windows).toHaveLength(0);
     expect(fake.trays).toHaveLength(1);
-    fake.app.emit('second-instance');
+    // Another hidden launch (login) shows nothing; a person launching it does.
+    fake.app.emit('second-instance', {}, ['tend', '--hidden']);
+    expect(fake.windows).toHaveLength(0);
+    fake.app.emit('second-instance', {}, ['tend']);
     expect(fake.windows).toHaveLength(1);
   });
 
