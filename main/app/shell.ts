@@ -123,9 +123,11 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   periodic.unref?.();
 
   // An attached app takes over when its daemon goes away: the scheduler must not stop.
+  let stopping: Promise<void> | null = null;
   const takeOver = () => {
     host.onOwnerGone(() => {
       void (async () => {
+        if (stopping) return;
         log(`daemon pid ${host.info.enginePid} is gone; taking over ${dir}`);
         await host.close();
         try {
@@ -134,6 +136,7 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
           dialog.showErrorBox('Tend lost its daemon', errorMessage(err));
           return;
         }
+        if (stopping) return void host.close();
         listen();
         takeOver();
         window.reload();
@@ -153,7 +156,6 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   const onNudge = () => host.nudge();
   if (process.platform !== 'win32') process.on('SIGUSR2', onNudge);
 
-  let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
       window.quitting = true;

@@ -11,6 +11,8 @@ import { CONTENT_SECURITY_POLICY } from '../../main/app/security.js';
 import type { RunningApp } from '../../main/app/shell.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
 import type { EventRow } from '../../main/engine/store/events.js';
+import { readPidRecord } from '../../main/engine/daemon/ownership.js';
+import { Daemon, killTracked } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
 import * as fake from './fake-electron.js';
 
@@ -28,9 +30,9 @@ const scratch = (p: string) => {
   return d;
 };
 
-async function boot(o: { argv?: string[]; notify?: { groupWindowMs?: number } } = {}) {
+async function boot(o: { argv?: string[]; notify?: { groupWindowMs?: number }; dataDir?: string } = {}) {
   const { startApp } = await import('../../main/app/shell.js');
-  const dataDir = scratch('tend-shell-data-');
+  const dataDir = o.dataDir ?? scratch('tend-shell-data-');
   running = await startApp({ dataDir, argv: o.argv ?? ['electron', '.'], assets, intervalMs: 50, env: { XDG_CONFIG_HOME: scratch('tend-shell-config-') }, notify: o.notify ?? { groupWindowMs: 50 }, log: () => undefined });
   return { app: running!, dataDir };
 }
@@ -58,6 +60,7 @@ beforeEach(() => fake.reset(scratch('tend-shell-userdata-')));
 afterEach(async () => {
   await running?.shutdown();
   running = null;
+  await killTracked();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -226,6 +229,23 @@ describe('the desktop app under a stand-in Electron', () => {
       return recent.some((e) => e.type === 'power:resume') && recent.some((e) => e.type === 'power:suspend') ? recent : null;
     }, 10_000, 'power events');
     expect(events.length).toBeGreaterThan(0);
+  });
+
+  it('attaches to a running daemon (and says so), and takes over when that daemon goes away', async () => {
+    const dataDir = scratch('tend-shell-daemon-');
+    const daemon = await new Daemon(dataDir, { TEND_DAEMON_INTERVAL_MS: '100' }).ready();
+    await boot({ dataDir });
+    expect(await ok('app:info')).toMatchObject({ mode: 'attached', enginePid: daemon.pid });
+    expect(fake.trays[0]!.tooltip).toContain('attached to the daemon');
+    await ok('routines.create', { id: `${localComputer()}:kept/across`, command: 'true', at: '2099-01-01T00:00', tz: 'UTC' });
+
+    process.kill(daemon.pid, 'SIGKILL');
+    await daemon.exited;
+    await waitFor(async () => ((await ok('app:info')) as { mode: string }).mode === 'engine', 15_000, 'the app to take over');
+    expect(readPidRecord(dataDir)).toMatchObject({ pid: process.pid, kind: 'app' });
+    // Same data dir, same routines; the page reloads onto the new engine.
+    expect(await ok('routines.list')).toMatchObject([{ id: `${localComputer()}:kept/across` }]);
+    expect(win().webContents.reloads).toBe(1);
   });
 
   it('quits cleanly from the tray: the engine stops and the data dir is released', async () => {
