@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { waitFor } from '../helpers/wait.js';
-import { alive, childEnv, Daemon, REPO, TEND, tend, tendOk, track, type Exit } from '../daemon/harness.js';
+import { alive, childEnv, Daemon, procStartTime, REPO, TEND, tend, tendOk, track, type Exit } from '../daemon/harness.js';
 
 export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
 export { alive, killTracked, scratch, tend, tendOk, track } from '../daemon/harness.js';
@@ -319,8 +319,11 @@ export class Pool {
     return ids;
   }
 
+  /** Kill the workers, then whatever their jobs left running (jobs outlive workers by design). */
   async stopAll(): Promise<void> {
     for (const w of this.workers.values()) if (w.running) await w.kill('SIGKILL');
+    for (const w of this.workers.values()) for (const dir of w.runDirs().values()) killJob(dir);
+    for (const dir of runDirsUnder(this.dataDir).values()) killJob(dir);
     this.db.close();
   }
 }
@@ -333,6 +336,22 @@ export function jobPid(runDir: string): number | null {
     return (JSON.parse(readFileSync(join(runDir, 'pid.json'), 'utf8')) as { pid: number }).pid;
   } catch {
     return null;
+  }
+}
+
+/** SIGKILL the process group of the job a directory records, if it is still that process. */
+export function killJob(runDir: string): void {
+  let rec: { pid: number; startTime: number | null };
+  try {
+    rec = JSON.parse(readFileSync(join(runDir, 'pid.json'), 'utf8')) as typeof rec;
+  } catch {
+    return;
+  }
+  if (rec.startTime === null || procStartTime(rec.pid) !== rec.startTime) return;
+  try {
+    process.kill(-rec.pid, 'SIGKILL');
+  } catch {
+    /* gone */
   }
 }
 

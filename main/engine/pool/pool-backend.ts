@@ -4,11 +4,16 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
 import type { Clock } from '../clock.js';
 import { TendError } from '../errors.js';
+import { COMMAND_TTL_MS, envMs } from '../store/pool.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 
-/** A worker not heard from for this long is offline: its stage pauses, its routines wait. */
-export const WORKER_OFFLINE_MS = 30_000;
+/** A worker not heard from for this long is offline: its stage pauses, its routines wait (TEND_WORKER_OFFLINE_MS, default 30 s). */
+export const WORKER_OFFLINE_MS = envMs('TEND_WORKER_OFFLINE_MS', 30_000);
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
 
 export function poolBackendName(computer: string): string {
   return `pool:${computer}`;
@@ -45,7 +50,7 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
         const cmd = ref.commandId === null ? null : store.pool.command(ref.commandId);
         if (cmd && cmd.fate === 'queued' && cmd.expiresAt <= now) store.pool.expire(now);
         const fresh = ref.commandId === null ? null : store.pool.command(ref.commandId);
-        if (fresh?.fate === 'expired') return { state: 'lost', reason: `the start command expired: worker ${computer} did not fetch it within 60 s` };
+        if (fresh?.fate === 'expired') return { state: 'lost', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(COMMAND_TTL_MS)}; it will never run` };
         return { state: 'queued' };
       });
     },

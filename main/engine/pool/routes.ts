@@ -11,9 +11,18 @@ import { jobSpec } from '../scheduler/spec.js';
 import { moveJob } from '../scheduler/moves.js';
 import type { Engine } from '../engine.js';
 import type { RemoteReport } from '../store/pool.js';
+import { WORKER_OFFLINE_MS } from './pool-backend.js';
 
 const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 const MAX_WAIT_MS = 30_000;
+
+/**
+ * A worker is "seen" when a request starts: a long poll is answered well within the offline
+ * threshold, so a worker that is waiting in one is never taken for an offline one.
+ */
+function pollWait(requested: number): number {
+  return Math.min(requested, Math.floor(WORKER_OFFLINE_MS / 2));
+}
 
 const WorkerInfo = {
   computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
@@ -73,7 +82,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const abort = new AbortController();
       // The response's close, not the request's: a POST request "closes" once its body is read.
       reply.raw.on('close', () => abort.abort());
-      await engine.wake.wait('commands', computer, q.wait, abort.signal);
+      await engine.wake.wait('commands', computer, pollWait(q.wait), abort.signal);
       commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
     }
     return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
@@ -88,7 +97,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const abort = new AbortController();
       // The response's close, not the request's: a POST request "closes" once its body is read.
       reply.raw.on('close', () => abort.abort());
-      await engine.wake.wait('jobs', computer, b.wait, abort.signal);
+      await engine.wake.wait('jobs', computer, pollWait(b.wait), abort.signal);
       if (!abort.signal.aborted) jobs = claimJobs(engine, computer, b.slots);
     }
     return { ok: true, value: { jobs } };

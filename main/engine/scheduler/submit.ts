@@ -166,7 +166,9 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
   }
   for (const job of input.jobs) {
     if (job.computer !== null && job.computer !== ctx.opts.computer) continue;
-    items.push({ kind: 'job', job, backend: job.backend ?? 'local', schedule: null });
+    // A job a remote worker once fetched (and whose claim went stale) runs here on this host's backend.
+    const backend = job.backend && !job.backend.startsWith('pool:') ? job.backend : 'local';
+    items.push({ kind: 'job', job, backend, schedule: null });
   }
   return items;
 }

@@ -2,7 +2,21 @@
 // queue when fetched), what workers report about the runs and jobs they hold, and the workers.
 import type { DB } from './db.js';
 
-export const COMMAND_TTL_MS = 60_000;
+/**
+ * A duration from the environment (tests shorten the pool's timeouts this way), else `fallback`.
+ * A bad value is reported once and ignored: a typo must not stop the daemon or the CLI.
+ */
+export function envMs(name: string, fallback: number, min = 100, max = 24 * 3_600_000): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
+  process.stderr.write(`tend: ignoring ${name}="${raw}" (milliseconds from ${min} to ${max}); using ${fallback}\n`);
+  return fallback;
+}
+
+/** Commands expire this long after they are queued (TEND_COMMAND_TTL_MS, default 60 s). */
+export const COMMAND_TTL_MS = envMs('TEND_COMMAND_TTL_MS', 60_000);
 
 export interface Command {
   id: number;

@@ -1,0 +1,117 @@
+// Commands addressed to a computer expire (TEND_COMMAND_TTL_MS shortens the 60 s for the test) and
+// a stale command is never run; routines addressed to an offline worker wait as DELAYED, not ERROR.
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, readState } from '../daemon/harness.js';
+import { killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor } from './harness.js';
+
+const MARK = join(POOL_FIXTURES, 'mark.sh');
+const FAR = ['--at', '2099-01-01T00:00', '--tz', 'UTC'];
+
+let box: ReturnType<typeof scratch>;
+let pool: Pool | null = null;
+
+beforeAll(() => assertBuilt());
+afterEach(async () => {
+  await pool?.stopAll();
+  pool = null;
+  await killTracked();
+  box?.remove();
+});
+
+describe('commands', () => {
+  it('never runs a start command that expired while its worker was stopped', async () => {
+    box = scratch('tend-expiry-');
+    const TTL = 1500;
+    pool = await Pool.start(box.dir, { env: { TEND_COMMAND_TTL_MS: String(TTL) } });
+    const w = pool.worker('u@w1');
+    const stale = join(box.dir, 'stale');
+    const fresh = join(box.dir, 'fresh');
+    pool.tendOk('routine', 'add', 'u@w1:stale', ...FAR, '--retry', 'none', '--', 'sh', MARK, stale, 'stale');
+    pool.tendOk('routine', 'add', 'u@w1:fresh', ...FAR, '--', 'sh', MARK, fresh, 'fresh');
+
+    let since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    await w.kill('SIGKILL');
+    // Seen a moment ago, so not offline yet: the daemon sends the start command, nobody fetches it.
+    pool.tendOk('routine', 'run', 'u@w1:stale', '--no-wait');
+    const cmd = await waitFor(() => pool!.db.commands('u@w1').find((c) => c.kind === 'start'), 10_000, 'the start command to be queued');
+    expect(cmd.expires_at - cmd.created_at).toBe(TTL);
+    const run = await waitFor(() => pool!.db.runs('u@w1:stale').find((r) => r.status === 'ERROR'), 15_000, 'the run to end for want of its command');
+    expect(run.reason).toMatch(/start command expired/);
+    expect(run.reason).toContain('u@w1');
+    expect(run.reason).toMatch(/1\.5 s/);
+    expect(pool.db.commands('u@w1').find((c) => c.id === cmd.id)!.fate).toBe('expired');
+
+    // Back again (long after the TTL): it runs what it is sent now, never the stale command.
+    since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    pool.tendOk('routine', 'run', 'u@w1:fresh', '--no-wait');
+    await waitFor(() => pool!.db.runs('u@w1:fresh').some((r) => r.status === 'COMPLETED'), 20_000, 'the fresh run to complete');
+    expect(lines(fresh).length).toBe(1);
+    expect(lines(`${stale}.start`)).toEqual([]);
+    expect(lines(stale)).toEqual([]);
+    const after = pool.db.commands('u@w1').find((c) => c.id === cmd.id)!;
+    expect(after.fate).toBe('expired');
+    expect(after.fetched_at).toBeNull();
+    expect(w.runDirs().has(run.id)).toBe(false);
+    const evs = pool.db.all<{ type: string; message: string; run_id: string }>(`SELECT type, message, run_id FROM events WHERE routine_id = 'u@w1:stale' ORDER BY id`);
+    expect(pool.db.runs('u@w1:stale').map((r) => r.status), JSON.stringify(evs, null, 1)).toEqual(['ERROR']);
+  });
+
+  it('keeps a routine of a worker that never connected DELAYED, naming the worker, and runs it once the worker comes', async () => {
+    box = scratch('tend-offline-');
+    pool = await Pool.start(box.dir);
+    const marker = join(box.dir, 'marker');
+    pool.tendOk('routine', 'add', 'u@ghost:job', ...FAR, '--tolerance', '1s', '--', 'sh', MARK, marker, 'ghost');
+    pool.tendOk('routine', 'run', 'u@ghost:job', '--no-wait');
+    const run = await waitFor(() => pool!.db.runs('u@ghost:job').find((r) => r.status === 'DELAYED'), 15_000, 'the run to be DELAYED');
+    expect(run.reason).toMatch(/u@ghost/);
+    expect(run.reason).toMatch(/never connected/);
+    expect(pool.db.commands('u@ghost')).toEqual([]);
+
+    const w = pool.worker('u@ghost');
+    w.start();
+    await waitFor(() => pool!.db.runs('u@ghost:job').find((r) => r.id === run.id)?.status === 'COMPLETED', 20_000, 'the delayed run to complete once the worker is there');
+    expect(lines(marker).length).toBe(1);
+    expect(pool.db.runs('u@ghost:job').length).toBe(1);
+  });
+
+  it('makes the routines of a worker gone silent DELAYED, not ERROR, with a reason naming it', async () => {
+    box = scratch('tend-silent-');
+    pool = await Pool.start(box.dir, { env: { TEND_WORKER_OFFLINE_MS: '1500' } });
+    const w = pool.worker('u@w2');
+    const marker = join(box.dir, 'marker');
+    pool.tendOk('routine', 'add', 'u@w2:job', ...FAR, '--tolerance', '1s', '--', 'sh', MARK, marker, 'w2');
+    pool.tendOk('routine', 'add', 'u@w2:feed', '--realtime', '--', 'sh', '-c', 'sleep 600');
+    const since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    // A connected worker waiting in its long poll is not offline, even past the threshold.
+    const feed = await waitFor(() => pool!.db.runs('u@w2:feed').find((r) => r.status === 'RUNNING'), 20_000, 'the realtime routine to run on w2');
+    const mark = pool.db.get<{ id: number }>(`SELECT MAX(id) AS id FROM events`)!.id;
+    const seen = pool.db.worker('u@w2')!.last_seen!;
+    await waitFor(() => pool!.db.worker('u@w2')!.last_seen! > seen + 1500, 10_000, 'w2 to be seen again while connected');
+    pool.tendOk('routine', 'run', 'u@w2:job', '--no-wait');
+    await waitFor(() => pool!.db.runs('u@w2:job').some((r) => r.status === 'COMPLETED'), 20_000, 'a run on the connected worker');
+    expect(pool.db.events('backend:paused').filter((e) => e.id > mark)).toEqual([]);
+
+    await w.kill('SIGKILL');
+    // Not offline yet (seen within the threshold): wait until it is, so the next run waits.
+    await waitFor(() => Date.now() - pool!.db.worker('u@w2')!.last_seen! > 2000, 10_000, 'w2 to fall silent');
+    pool.tendOk('routine', 'run', 'u@w2:job', '--no-wait');
+    const run = await waitFor(() => pool!.db.runs('u@w2:job').find((r) => r.status === 'DELAYED'), 15_000, 'the run to be DELAYED');
+    expect(run.reason).toMatch(/worker u@w2 offline since/);
+    // The realtime instance on the silent worker is not declared dead either.
+    expect(pool.db.runs('u@w2:feed').find((r) => r.id === feed.id)!.status).toBe('RUNNING');
+    // Still waiting a while later: a missing host is not a statement about the routine.
+    await waitFor(() => pool!.db.events('backend:paused').find((e) => e.message.includes('u@w2')), 5_000, 'the pool stage of w2 to pause');
+    const t = Date.now();
+    await waitFor(() => Date.parse(readState(pool!.dataDir)?.lastHeartbeat ?? '') > t + 2000, 10_000, 'two more seconds of passes');
+    expect(pool.db.runs('u@w2:job').map((r) => r.status)).toEqual(['COMPLETED', 'DELAYED']);
+    expect(pool.db.runs().filter((r) => r.status === 'ERROR')).toEqual([]);
+    expect(lines(marker).length).toBe(1);
+  });
+});
