@@ -11,17 +11,9 @@ import { Engine } from '../engine/engine.js';
 import { TendError, errorMessage } from '../engine/errors.js';
 import { tendVersion } from '../engine/version.js';
 import { engineClient, httpClient, type TendClient } from './client.js';
+import type { AppInfo } from './ipc-channels.js';
 
-export interface AppInfo {
-  /** 'engine': the scheduler runs in this app; 'attached': a headless daemon runs it. */
-  mode: 'engine' | 'attached';
-  dataDir: string;
-  /** The HTTP API (browser mode), when there is one. */
-  url: string | null;
-  /** The process that runs the scheduler. */
-  enginePid: number;
-  version: string;
-}
+export type { AppInfo };
 
 export interface Host {
   readonly info: AppInfo;

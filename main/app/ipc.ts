@@ -7,8 +7,7 @@ import type { Channel } from '../engine/api/routes.js';
 import { zodIssues } from '../engine/domain/schema.js';
 import { invalid } from '../engine/errors.js';
 import { toResult, type CallResult, type TendClient } from './client.js';
-import type { AppInfo } from './host.js';
-import { CONTRACT_CHANNELS, type IpcChannel } from './ipc-channels.js';
+import { CONTRACT_CHANNELS, type AppInfo, type IpcChannel } from './ipc-channels.js';
 
 export type IpcHandler = (args: unknown) => Promise<CallResult>;
 export type IpcTable = Record<IpcChannel, IpcHandler>;

@@ -63,7 +63,8 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     // A copy of what the package is made of, so that a placeholder renderer never lands in the repo.
     mkdirSync(join(proj, 'dist'), { recursive: true });
     for (const f of ['package.json', 'electron-builder.yml', 'build', 'resources']) cpSync(join(REPO, f), join(proj, f), { recursive: true });
-    for (const d of ['main', 'worker']) cpSync(join(REPO, 'dist', d), join(proj, 'dist', d), { recursive: true });
+    // dist/preload as `npm run build` leaves it (tsc's per-file output), then the bundle over it.
+    for (const d of ['main', 'worker', 'preload']) if (existsSync(join(REPO, 'dist', d))) cpSync(join(REPO, 'dist', d), join(proj, 'dist', d), { recursive: true });
     const pre = spawnSync(process.execPath, [join(REPO, 'scripts', 'build-preload.mjs'), '--out', join(proj, 'dist', 'preload')], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
     if (pre.status !== 0) throw new Error(`build-preload failed: ${pre.stderr}`);
     if (existsSync(join(REPO, 'dist', 'renderer', 'index.html'))) {
@@ -127,7 +128,8 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     const pkg = JSON.parse(asar.read('package.json').toString('utf8')) as { main: string; type: string };
     expect(pkg.main).toBe('dist/main/app/main.js');
     expect(pkg.type).toBe('module');
-    // The preload inside is the sandbox-ready bundle.
+    // The preload inside is the sandbox-ready bundle, alone (tsc's per-file output stays behind).
+    expect([...asar.files.keys()].filter((f) => f.startsWith('dist/preload/'))).toEqual(['dist/preload/preload.cjs']);
     const preload = asar.read('dist/preload/preload.cjs').toString('utf8');
     expect([...new Set([...preload.matchAll(/\brequire\(\s*["'`]([^"'`]+)["'`]\s*\)/g)].map((m) => m[1]))]).toEqual(['electron']);
     if (renderer === 'placeholder') console.warn('packaging test: dist/renderer was not built; packed a placeholder index.html');
