@@ -12,6 +12,8 @@ import { register as registerRoutine, registerControl } from './commands/routine
 import { register as registerSchedule } from './commands/schedule.js';
 import { register as registerService } from './commands/service.js';
 import { register as registerWorker } from './commands/worker.js';
+import { register as registerMcp } from './commands/mcp.js';
+import { register as registerWebhook } from './commands/webhook.js';
 import { fail } from './io.js';
 import { tendVersion } from '../engine/version.js';
 
@@ -33,6 +35,8 @@ registerService(program);
 registerWorker(program);
 registerReport(program);
 registerNext(program);
+registerMcp(program);
+registerWebhook(program);
 
 try {
   await program.parseAsync(process.argv);

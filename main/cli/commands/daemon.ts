@@ -63,10 +63,11 @@ export function register(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(
       action(async (o: { json?: boolean }) => {
-        const [{ daemonStatus, hasDatabase }, { Store }, { paths }] = await Promise.all([
+        const [{ daemonStatus, hasDatabase }, { Store }, { paths }, { webhookStatusLines }] = await Promise.all([
           import('../../engine/daemon/status.js'),
           import('../../engine/store/store.js'),
           import('../../engine/datadir.js'),
+          import('../../engine/webhooks/status.js'),
         ]);
         const dir = await dataDirPath();
         const store = hasDatabase(dir) ? Store.open(paths(dir).db, { readonly: true }) : null;
@@ -83,6 +84,7 @@ export function register(program: Command): void {
               `in flight: ${s.inFlight}`,
               `next due:  ${s.nextDue ? `${s.nextDue.routineId} at ${s.nextDue.at}` : '-'}`,
               ...(s.recentFailures.length ? ['recent failures:', table(s.recentFailures.map((f) => [f.at, f.routineId, f.reason ?? '']))] : []),
+              ...webhookStatusLines(s.webhooks),
             ].join('\n'),
           );
           process.exitCode = s.healthy ? 0 : 1;

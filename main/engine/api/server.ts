@@ -11,6 +11,8 @@ import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from '
 import { followRoute } from './follow.js';
 import { serveRenderer } from './static.js';
 import { poolRoutes } from '../pool/routes.js';
+import { metricsRoute } from '../metrics/route.js';
+import { webhookRoutes } from '../webhooks/routes.js';
 import { Streams } from './streams.js';
 
 export interface ApiOptions {
@@ -113,6 +115,8 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
 
   const ctx: ApiContext = { engine, principal: (req) => req.principal };
   poolRoutes(app, ctx);
+  metricsRoute(app, ctx);
+  webhookRoutes(app, ctx);
   if (o.rendererDir) serveRenderer(app, o.rendererDir);
 
   await app.listen({ host, port });

@@ -5,6 +5,7 @@ import { paths } from '../datadir.js';
 import type { Store } from '../store/store.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState, type DaemonState } from './state.js';
+import { webhookStatus, type WebhookStatus } from '../webhooks/status.js';
 
 export interface DaemonStatus {
   dataDir: string;
@@ -19,6 +20,8 @@ export interface DaemonStatus {
   nextDue: { routineId: string; at: string } | null;
   recentFailures: { routineId: string; runId: string; at: string; reason: string | null }[];
   lastPass: DaemonState['lastPass'];
+  /** Receivers, queue and log counts, the latest deliveries (null without a database). */
+  webhooks: WebhookStatus | null;
 }
 
 export function daemonStatus(dataDir: string, store: Store | null, now: number): DaemonStatus {
@@ -32,6 +35,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
   let inFlight = 0;
   let nextDue: DaemonStatus['nextDue'] = null;
   let recentFailures: DaemonStatus['recentFailures'] = [];
+  let webhooks: WebhookStatus | null = null;
   if (store) {
     const midnight = new Date(now);
     midnight.setHours(0, 0, 0, 0);
@@ -42,6 +46,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
       | { routine_id: string; next_run_at: number }
       | undefined;
     if (row) nextDue = { routineId: row.routine_id, at: new Date(row.next_run_at).toISOString() };
+    webhooks = webhookStatus(store);
     recentFailures = store.runs.failures(10).map((r) => ({ routineId: r.routineId, runId: r.id, at: new Date(r.endedAt ?? r.createdAt).toISOString(), reason: r.reason }));
   }
   return {
@@ -57,6 +62,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
     nextDue,
     recentFailures,
     lastPass: state?.lastPass ?? null,
+    webhooks,
   };
 }
 

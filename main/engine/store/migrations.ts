@@ -190,6 +190,51 @@ CREATE TABLE remote_runs (
 INSERT INTO meta (key, value) VALUES ('defs_version', '0');
 `,
   },
+  {
+    version: 2,
+    description: 'webhooks: configured receivers, the delivery queue and log, per-routine trouble state, the event cursor',
+    sql: `
+-- A receiver: every routine (routine_id NULL) or one; events is a comma list of error, delayed, restart, recover.
+CREATE TABLE webhooks (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  url        TEXT NOT NULL,
+  routine_id TEXT,
+  events     TEXT NOT NULL,
+  secret     TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
+
+-- The queue (state 'queued') and the delivery log (the rest). No foreign key: the log outlives a removed webhook.
+CREATE TABLE webhook_deliveries (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  webhook_id  INTEGER NOT NULL,
+  url         TEXT NOT NULL,
+  event       TEXT NOT NULL,
+  routine_id  TEXT,
+  run_id      TEXT,
+  payload     TEXT NOT NULL,
+  state       TEXT NOT NULL CHECK (state IN ('queued', 'delivered', 'failed', 'dropped')),
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  next_at     INTEGER,
+  status_code INTEGER,
+  error       TEXT,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_deliveries_queue ON webhook_deliveries(next_at, id) WHERE state = 'queued';
+
+-- Routines that were notified as in trouble (error, delayed, restart) and have not recovered yet.
+CREATE TABLE webhook_trouble (
+  routine_id TEXT PRIMARY KEY,
+  event      TEXT NOT NULL,
+  run_id     TEXT,
+  since      INTEGER NOT NULL
+) STRICT;
+
+-- Events are turned into deliveries from here on: history before the upgrade is never replayed.
+INSERT INTO meta (key, value) SELECT 'webhooks_cursor', CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,119 @@
+// What GET /metrics exposes. Everything the store holds is read from it at scrape time (a handful
+// of aggregate queries, no per-routine loop); pass durations come from the engine's own passes.
+import { BATCH_RUN_STATES } from '../lifecycle/batch-run.js';
+import { REALTIME_RUN_STATES } from '../lifecycle/realtime-run.js';
+import type { JobStatus } from '../domain/types.js';
+import type { Store } from '../store/store.js';
+import { hasWebhookTables, WebhookStore } from '../webhooks/store.js';
+import { tendVersion } from '../version.js';
+import { Exposition, Histogram, type HistogramSeries, type Sample } from './prom.js';
+
+/** A worker is online when it was heard from this recently (its long poll lasts 25 s). */
+export const WORKER_ONLINE_MS = 90_000;
+
+export const RUN_DURATION_BOUNDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200, 86_400] as const;
+export const PASS_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL'];
+const TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'];
+const ACTIVE = ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'];
+
+/** Pass statistics of the engine serving the metrics (empty where no loop runs). */
+export class PassStats {
+  readonly duration = new Histogram(PASS_DURATION_BOUNDS);
+  faults = 0;
+  lastAt: number | null = null;
+  readonly observe = (p: { at: number; durationMs: number; faults: number }): void => {
+    this.duration.observe(p.durationMs / 1000);
+    this.faults += p.faults;
+    this.lastAt = p.at;
+  };
+}
+
+const routineStates = (kind: 'batch' | 'realtime'): string[] => ['idle', 'paused', ...(kind === 'batch' ? BATCH_RUN_STATES : REALTIME_RUN_STATES).map((s) => s.toLowerCase())];
+
+export function collectMetrics(store: Store, now: number, pass: PassStats | null): string {
+  const x = new Exposition();
+  const db = store.db;
+
+  x.gauge('tend_build_info', 'Tend build information (always 1).', [{ labels: { version: tendVersion() }, value: 1 }]);
+
+  // Runs by routine and outcome.
+  const outcomes = db
+    .prepare(`SELECT routine_id AS routine, kind, status, COUNT(*) AS n FROM runs WHERE status IN (${TERMINAL.map(() => '?').join(',')}) GROUP BY routine_id, kind, status ORDER BY routine_id, status`)
+    .all(...TERMINAL) as { routine: string; kind: string; status: string; n: number }[];
+  x.counter(
+    'tend_runs_total',
+    'Finished runs by routine and outcome (completed, error, cancelled; realtime instances: exited, stopped, error).',
+    outcomes.map((r) => ({ labels: { routine: r.routine, kind: r.kind, outcome: r.status.toLowerCase() }, value: r.n })),
+  );
+
+  const active = new Map((db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE.map(() => '?').join(',')}) GROUP BY status`).all(...ACTIVE) as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+  x.gauge('tend_runs_in_progress', 'Runs not finished yet, by status.', ACTIVE.map((s) => ({ labels: { status: s.toLowerCase() }, value: active.get(s) ?? 0 })));
+
+  // Durations of batch runs that ran (started and ended), per routine: aggregated in SQL.
+  const bucketCols = RUN_DURATION_BOUNDS.map((b, i) => `SUM(CASE WHEN d <= ${b} THEN 1 ELSE 0 END) AS b${i}`).join(', ');
+  const durations = db
+    .prepare(
+      `SELECT routine_id AS routine, ${bucketCols}, SUM(d) AS total, COUNT(*) AS n FROM
+        (SELECT routine_id, MAX(0, ended_at - started_at) / 1000.0 AS d FROM runs WHERE kind = 'batch' AND started_at IS NOT NULL AND ended_at IS NOT NULL)
+       GROUP BY routine_id ORDER BY routine_id`,
+    )
+    .all() as ({ routine: string; total: number; n: number } & Record<string, number>)[];
+  x.histogram(
+    'tend_run_duration_seconds',
+    'Wall-clock duration of batch runs that started and ended, per routine.',
+    RUN_DURATION_BOUNDS,
+    durations.map((r): HistogramSeries => ({ labels: { routine: r.routine }, cumulative: RUN_DURATION_BOUNDS.map((_, i) => r[`b${i}`] ?? 0), sum: r.total, count: r.n })),
+  );
+
+  // Routines by state: paused when its trigger is, else its latest run's status, idle before any run.
+  const routines = db
+    .prepare(
+      `SELECT r.kind, t.state AS trigger,
+        (SELECT status FROM runs x WHERE x.routine_id = r.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1) AS latest
+       FROM routines r LEFT JOIN triggers t ON t.routine_id = r.id`,
+    )
+    .all() as { kind: 'batch' | 'realtime'; trigger: string | null; latest: string | null }[];
+  const byState = new Map<string, number>();
+  for (const r of routines) {
+    const state = r.trigger === 'paused' ? 'paused' : r.latest ? r.latest.toLowerCase() : 'idle';
+    const key = `${r.kind}\u0000${state}`;
+    byState.set(key, (byState.get(key) ?? 0) + 1);
+  }
+  const stateSamples: Sample[] = [];
+  for (const kind of ['batch', 'realtime'] as const) {
+    for (const state of routineStates(kind)) stateSamples.push({ labels: { kind, state }, value: byState.get(`${kind}\u0000${state}`) ?? 0 });
+  }
+  x.gauge('tend_routines', 'Routines by kind and state (paused, idle before any run, else the status of the latest run).', stateSamples);
+
+  const jobs = store.jobs.counts();
+  x.gauge('tend_batch_jobs', 'One-off batch jobs by status.', JOB_STATUSES.map((s) => ({ labels: { status: s.toLowerCase() }, value: jobs[s] ?? 0 })));
+
+  const ledger = store.ledger.countByBackend();
+  if (!ledger.has('local')) ledger.set('local', 0);
+  x.gauge('tend_ledger_entries', 'Jobs in flight (submitted handles in the ledger), by backend.', [...ledger].sort(([a], [b]) => a.localeCompare(b)).map(([backend, n]) => ({ labels: { backend }, value: n })));
+
+  const workers = store.pool.workers();
+  const online = workers.filter((w) => w.lastSeen !== null && now - w.lastSeen <= WORKER_ONLINE_MS);
+  x.gauge('tend_workers', 'Registered worker hosts.', [{ value: workers.length }]);
+  x.gauge('tend_workers_online', `Worker hosts heard from within the last ${WORKER_ONLINE_MS / 1000} s.`, [{ value: online.length }]);
+  x.gauge(
+    'tend_worker_last_seen_timestamp_seconds',
+    'When each worker host was last heard from (Unix time).',
+    workers.filter((w) => w.lastSeen !== null).map((w) => ({ labels: { computer: w.computer }, value: w.lastSeen! / 1000 })),
+  );
+
+  const lastOk = db.prepare(`SELECT routine_id AS routine, MAX(ended_at) AS at FROM runs WHERE status = 'COMPLETED' AND ended_at IS NOT NULL GROUP BY routine_id ORDER BY routine_id`).all() as { routine: string; at: number }[];
+  x.gauge('tend_last_success_timestamp_seconds', 'When each routine last completed a run (Unix time).', lastOk.map((r) => ({ labels: { routine: r.routine }, value: r.at / 1000 })));
+
+  x.histogram('tend_pass_duration_seconds', "Duration of the scheduler's passes since this process started.", PASS_DURATION_BOUNDS, pass ? [pass.duration.series()] : []);
+  x.counter('tend_pass_faults_total', 'Faults caught in passes since this process started (each became state, not a crash).', [{ value: pass?.faults ?? 0 }]);
+  x.gauge('tend_last_pass_timestamp_seconds', 'When the last pass ran (Unix time); absent before the first.', pass?.lastAt != null ? [{ value: pass.lastAt / 1000 }] : []);
+
+  if (hasWebhookTables(db)) {
+    const c = new WebhookStore(db).counts();
+    x.gauge('tend_webhook_deliveries', 'Webhook deliveries in the queue (queued) and the log, by state.', Object.entries(c).map(([state, n]) => ({ labels: { state }, value: n })));
+  }
+  return x.text();
+}

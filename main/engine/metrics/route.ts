@@ -1,0 +1,27 @@
+// GET /metrics: the Prometheus text format. Needs the admin token (Prometheus: `authorization:
+// {credentials_file: …}`) unless TEND_METRICS_PUBLIC=1 when the server starts.
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../api/server.js';
+import type { Scope } from '../api/routes.js';
+import { collectMetrics, PassStats } from './collect.js';
+import { CONTENT_TYPE } from './prom.js';
+
+export function metricsPublic(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(1|true|yes|on)$/i.test(env.TEND_METRICS_PUBLIC ?? '');
+}
+
+export function metricsRoute(app: FastifyInstance, ctx: ApiContext, env: NodeJS.ProcessEnv = process.env): void {
+  const { engine } = ctx;
+  const stats = new PassStats();
+  engine.bus.on('pass', stats.observe);
+  app.addHook('onClose', async () => {
+    engine.bus.off('pass', stats.observe);
+  });
+  const scope: Scope = metricsPublic(env) ? 'public' : 'admin';
+  app.route({
+    method: 'GET',
+    url: '/metrics',
+    config: { scope },
+    handler: async (_req, reply) => reply.type(CONTENT_TYPE).send(collectMetrics(engine.store, engine.clock.now(), stats)),
+  });
+}

@@ -1,0 +1,40 @@
+// Webhook routes for the UI and scripts (admin token): the receivers, and the delivery log.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ApiContext } from '../api/server.js';
+import { zodIssues } from '../domain/schema.js';
+import { invalid, TendError } from '../errors.js';
+import { addWebhook, deliveryLog, listWebhooks, parseWebhookId, removeWebhook, viewWebhook } from './ops.js';
+
+export const WEBHOOK_ROUTES = [
+  { method: 'GET', path: '/api/webhooks', summary: 'Webhook receivers (URLs redacted, secrets never shown)' },
+  { method: 'POST', path: '/api/webhooks', summary: 'Add a receiver: {url, routine?, events?, secret?}' },
+  { method: 'DELETE', path: '/api/webhooks/:id', summary: 'Remove a receiver (its queued deliveries are dropped)' },
+  { method: 'GET', path: '/api/webhooks/deliveries', summary: 'The delivery log, newest first, with counts by state' },
+] as const;
+
+const LogQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).optional() });
+
+export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { engine } = ctx;
+  const store = engine.store;
+  app.get('/api/webhooks', async () => ({ ok: true, value: listWebhooks(store).map((h) => viewWebhook(h)) }));
+  app.post('/api/webhooks', async (req) => {
+    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+      throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
+    }
+    const h = addWebhook(store, req.body, engine.clock.now());
+    engine.scheduler.ctx.log({ type: 'webhook:added', routineId: h.routineId, message: `webhook ${h.id} added (${h.events.join(', ')})` });
+    return { ok: true, value: viewWebhook(h) };
+  });
+  app.delete('/api/webhooks/:id', async (req) => {
+    const h = removeWebhook(store, parseWebhookId((req.params as { id: string }).id), engine.clock.now());
+    engine.scheduler.ctx.log({ type: 'webhook:removed', routineId: h.routineId, message: `webhook ${h.id} removed` });
+    return { ok: true, value: viewWebhook(h) };
+  });
+  app.get('/api/webhooks/deliveries', async (req) => {
+    const q = LogQuery.safeParse(req.query ?? {});
+    if (!q.success) throw invalid(zodIssues(q.error));
+    return { ok: true, value: deliveryLog(store, q.data.limit ?? 50) };
+  });
+}
