@@ -1,10 +1,10 @@
 // The IPC surface against the type-only contract (preload/contract.ts): the same channels, the
 // same pushed events. Checked by the compiler (npm run typecheck) and pinned at runtime.
 import { describe, expect, it } from 'vitest';
-import type { AppChannel, IpcChannel, PushEvent } from '../../main/app/ipc-channels.js';
+import type { AppChannel, AppInfo, IpcChannel, PushEvent } from '../../main/app/ipc-channels.js';
 import { PUSH_EVENTS } from '../../main/app/ipc-channels.js';
 import type { Channel } from '../../main/engine/api/routes.js';
-import type { Invoke, PushName, TendBridge } from '../../preload/contract.js';
+import type { AppCalls, AppInfo as ContractAppInfo, Invoke, PushName, TendBridge } from '../../preload/contract.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assert = <T extends true>(value: T): T => value;
@@ -14,6 +14,9 @@ const assert = <T extends true>(value: T): T => value;
 assert<Same<keyof Invoke, Channel>>(true);
 assert<Same<Exclude<keyof TendBridge, 'on' | AppChannel>, Channel>>(true);
 assert<Same<Exclude<IpcChannel, AppChannel>, Channel>>(true);
+// The app's own calls: the same names, and app:info answers what the contract says it does.
+assert<Same<AppChannel, keyof AppCalls>>(true);
+assert<Same<AppInfo, ContractAppInfo>>(true);
 // Pushed events: exactly the contract's.
 assert<Same<PushEvent, PushName>>(true);
 
