@@ -39,7 +39,7 @@ test('the Timeline draws today’s runs per routine with a now-line and failed r
   await expect(lane(live).locator('.gantt-bar.is-open')).toHaveCount(1);
   await expect(page.getByTestId('now-line')).toBeVisible();
   await lane(failing).locator('.gantt-bar').hover();
-  await expect(page.getByRole('tooltip')).toContainText('exit code 23');
+  await expect(page.getByRole('tooltip')).toContainText('exit 23');
   await shoot(page, 'timeline');
   await page.getByRole('button', { name: 'Whole day' }).click();
   await expect(page.locator('.gantt-tick').first()).toHaveText('00:00');
@@ -71,13 +71,13 @@ test('every page in light and dark; the theme switch overrides the system prefer
   await expect(page.locator(`.routine-row[data-routine="${failing}"]`)).toContainText('ERROR');
   await shoot(page, 'today-mixed');
   await page.goto(`${d.url}/#/routine/${encodeURIComponent(failing)}`);
-  await expect(page.locator('.run-details')).toContainText('exit code 23');
+  await expect(page.locator('.run-details')).toContainText('exit 23');
   await expect(page.getByTestId('log-body')).toBeVisible();
   await page.getByRole('tab', { name: 'stderr' }).click();
   await expect(page.getByTestId('log-body')).toContainText('connection refused');
   await shoot(page, 'routine-error');
   await page.goto(`${d.url}/#/jobs`);
-  await expect(page.locator('.jobs-table [data-status="COMPLETED"]')).toHaveCount(2);
+  await expect(page.locator('.jobs-table .vrow[data-status="COMPLETED"]')).toHaveCount(2);
   await shoot(page, 'jobs-done');
   await page.goto(`${d.url}/#/new`);
   await expect(page.getByRole('heading', { name: 'New routine' })).toBeVisible();

@@ -93,7 +93,7 @@ export function HealthPage(): ReactElement {
                 <span className="tabular muted">{clock(e.at, now)}</span>
                 <code className="event-type">{e.type}</code>
                 <span className="truncate" title={e.message}>
-                  {e.routineId ? <a href={href.routine(e.routineId)}>{routinePath(e.routineId)}</a> : e.jobId !== null ? `job ${e.jobId}` : ''} {e.message}
+                  {e.routineId ? <a href={href.routine(e.routineId)}>{routinePath(e.routineId)}</a> : e.jobId !== null && !e.message.startsWith(`job ${e.jobId}`) ? `job ${e.jobId}` : ''} {e.message}
                 </span>
               </li>
             ))}

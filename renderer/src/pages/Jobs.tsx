@@ -117,13 +117,13 @@ function JobTable({ jobs }: { jobs: JobRow[] }): ReactElement {
                   <StatusChip status={j.status} />
                 </span>
                 <span role="cell" className="truncate" title={[j.command, ...j.args].join(' ')}>
-                  <span className="strong">{j.name}</span>
+                  <span className="strong">{j.name}</span> <span className="muted small mono">{[j.command, ...j.args].join(' ')}</span>
                 </span>
                 <span role="cell" className="tabular muted truncate">
                   {j.dependencies.length ? j.dependencies.map((d) => `#${d}`).join(', ') : '—'}
                 </span>
                 <span role="cell" className="truncate muted">
-                  {j.computer ?? 'any'}
+                  {j.computer ?? (j.backend ? `any → ${j.backend}` : 'any')}
                 </span>
                 <span role="cell" className="tabular">
                   {clock(j.startedAt, now)}
@@ -132,7 +132,7 @@ function JobTable({ jobs }: { jobs: JobRow[] }): ReactElement {
                   {j.startedAt ? duration((j.endedAt ?? now) - j.startedAt) : '—'}
                 </span>
                 <span role="cell" className="truncate muted" title={j.reason ?? undefined}>
-                  {j.reason ?? (j.exitCode !== null ? `exit ${j.exitCode}` : '')}
+                  {j.status === 'COMPLETED' ? '' : (j.reason ?? (j.exitCode !== null ? `exit ${j.exitCode}` : ''))}
                 </span>
                 <span role="cell">
                   <CancelJob job={j} />

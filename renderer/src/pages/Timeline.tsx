@@ -60,11 +60,13 @@ function Gantt({ layout, now }: { layout: ReturnType<typeof timelineLayout>; now
       <div className="gantt-axis" aria-hidden="true">
         <div className="gantt-label-col" />
         <div className="gantt-track">
-          {layout.ticks.map((t) => (
-            <span key={t.at} className="gantt-tick" style={{ left: pct(t.at) }}>
-              {t.label}
-            </span>
-          ))}
+          {layout.ticks
+            .filter((t) => !nowVisible || Math.abs(frac(t.at, from, to) - frac(now, from, to)) > 0.06)
+            .map((t) => (
+              <span key={t.at} className="gantt-tick" style={{ left: pct(t.at) }}>
+                {t.label}
+              </span>
+            ))}
           {nowVisible && (
             <span className="gantt-now-label" style={{ left: pct(now) }}>
               now {clock(now, now, false)}
@@ -156,7 +158,7 @@ function Tip({ bar, x, y, now }: { bar: Bar; x: number; y: number; now: number }
           <span>Exit</span> {r.signal ?? r.exitCode}
         </div>
       )}
-      {r.reason && <div className="tooltip-reason">{r.reason}</div>}
+      {r.reason && r.reason !== `exit ${r.exitCode}` && <div className="tooltip-reason">{r.reason}</div>}
     </div>
   );
 }

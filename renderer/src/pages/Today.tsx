@@ -206,7 +206,7 @@ function GroupRow({ row, toggle }: { row: Extract<TodayRow, { type: 'group' }>; 
 const RoutineRow = memo(function RoutineRow({ routine: r, status, nested, now }: { routine: RoutineSummary; status: DisplayStatus; nested: boolean; now: number }): ReactElement {
   const path = routinePath(r.id);
   const running = isActiveRun(r.lastRun?.status);
-  const hb = r.kind === 'realtime' && running ? (r.lastRun?.heartbeatAt ?? r.lastRun?.startedAt ?? null) : null;
+  const hb = r.kind === 'realtime' && running ? (r.lastRun?.heartbeatAt ?? null) : null;
   const hbAge = hb ? now - Date.parse(hb) : null;
   return (
     <div className={`tr today-grid routine-row ${nested ? 'is-nested' : ''}`} data-routine={r.id} data-status={status}>
@@ -221,7 +221,7 @@ const RoutineRow = memo(function RoutineRow({ routine: r, status, nested, now }:
         {r.kind === 'realtime' && <span className="badge">realtime</span>}
         {r.external && <span className="badge">external</span>}
         {r.trigger === 'paused' && <span className="badge badge-warn">paused</span>}
-        {r.trigger === 'failed' && <span className="badge badge-danger">trigger failed</span>}
+        {r.trigger === 'failed' && status !== 'ERROR' && <span className="badge badge-danger" title="The trigger failed: see the routine">trigger failed</span>}
       </span>
       <span role="cell" className="muted truncate" title={r.computer}>
         {r.computer}
@@ -233,7 +233,7 @@ const RoutineRow = memo(function RoutineRow({ routine: r, status, nested, now }:
         {running && r.lastRun?.startedAt ? <span className="muted">running {duration(now - Date.parse(r.lastRun.startedAt))}</span> : duration(r.lastRun?.durationMs)}
       </span>
       <span role="cell" className={`tabular ${hbAge !== null && hbAge > 60_000 ? 'text-warn' : ''}`} title={hb ? `last heartbeat ${clock(hb, now)}` : undefined}>
-        {hbAge !== null ? relative(hb, now) : <span className="muted">—</span>}
+        {hbAge !== null ? relative(hb, now) : <span className="muted" title={r.kind === 'realtime' && running ? 'No heartbeat reported (liveness is the process)' : undefined}>—</span>}
       </span>
       <span role="cell">
         <RoutineActions routine={r} />

@@ -1,6 +1,6 @@
 // Definitions in words, for the Routine page.
 import type { RoutineDef } from '../../../preload/contract.js';
-import { duration, bytes } from './format.js';
+import { bytes, duration, stamp } from './format.js';
 
 export function describeTiming(def: Pick<RoutineDef, 'kind' | 'timing' | 'tz' | 'external'>): string {
   if (def.kind === 'realtime') return 'Realtime: kept running';
@@ -14,7 +14,7 @@ export function describeTiming(def: Pick<RoutineDef, 'kind' | 'timing' | 'tz' | 
     case 'every':
       return `Every ${duration(t.everyMs)} after the previous run ends`;
     case 'at':
-      return `Once at ${t.at}`;
+      return `Once at ${stamp(t.at)}`;
   }
 }
 

@@ -21,7 +21,8 @@ export function relative(iso: string | number | null | undefined, now: number): 
   const d = t - now;
   const a = Math.abs(d);
   if (a < 1500) return 'now';
-  const text = a < 60_000 ? `${Math.round(a / 1000)}s` : a < 3_600_000 ? `${Math.round(a / 60_000)}m` : a < 172_800_000 ? `${Math.floor(a / 3_600_000)}h ${Math.round((a % 3_600_000) / 60_000)}m` : `${Math.round(a / 86_400_000)}d`;
+  const mins = Math.round(a / 60_000);
+  const text = a < 60_000 ? `${Math.round(a / 1000)}s` : mins < 60 ? `${mins}m` : mins < 48 * 60 ? `${Math.floor(mins / 60)}h ${mins % 60}m` : `${Math.round(a / 86_400_000)}d`;
   return d > 0 ? `in ${text}` : `${text} ago`;
 }
 

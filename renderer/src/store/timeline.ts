@@ -66,7 +66,7 @@ export function timelineLayout(runs: readonly TimelineRun[], now: number, mode: 
     to = from + 86_400_000;
   } else {
     hi = Math.max(hi, now);
-    const span = Math.max(hi - lo, 10 * 60_000);
+    const span = Math.max(hi - lo, 2 * 60_000);
     const pad = span * 0.06;
     from = lo - pad;
     to = lo + span + pad;

@@ -137,3 +137,13 @@ describe('transports', () => {
     expect(appendedText(long, long.slice(100) + '\nmore')).toBe('\nmore');
   });
 });
+
+describe('formatting', () => {
+  it('relative times never say 60m', async () => {
+    const { relative } = await import('../../../renderer/src/store/format.js');
+    const now = Date.parse('2026-03-02T10:00:00Z');
+    expect(relative(now + (9 * 60 + 59.8) * 60_000, now)).toBe('in 10h 0m');
+    expect(relative(now - 59.7 * 60_000, now)).toBe('1h 0m ago');
+    expect(relative(now + 30_000, now)).toBe('in 30s');
+  });
+});
