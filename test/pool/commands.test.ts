@@ -2,8 +2,7 @@
 // a stale command is never run; routines addressed to an offline worker wait as DELAYED, not ERROR.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, readState } from '../daemon/harness.js';
-import { killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor } from './harness.js';
+import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, readState, scratch, waitFor } from './harness.js';
 
 const MARK = join(POOL_FIXTURES, 'mark.sh');
 const FAR = ['--at', '2099-01-01T00:00', '--tz', 'UTC'];

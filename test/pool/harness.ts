@@ -2,16 +2,207 @@
 // processes, each with a data dir of its own, talking HTTP. State is read from the daemon's SQLite
 // file (read-only); every wait has a deadline; every process is killed by its pid afterwards.
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { waitFor } from '../helpers/wait.js';
-import { alive, childEnv, Daemon, procStartTime, REPO, TEND, tend, tendOk, track, type Exit } from '../daemon/harness.js';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
+export const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+export const TEND = join(REPO, 'dist', 'main', 'cli', 'tend.js');
 export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
-export { alive, killTracked, scratch, tend, tendOk, track } from '../daemon/harness.js';
-export { waitFor } from '../helpers/wait.js';
+
+export function assertBuilt(): void {
+  if (!existsSync(TEND)) throw new Error(`${TEND} not found: these tests run the built CLI; run \`npm run build\` first`);
+}
+
+/**
+ * Resolve with the first truthy value `fn` returns, checking every `intervalMs`; reject once
+ * `timeoutMs` has passed, naming what was awaited and the last value or error seen.
+ */
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition', intervalMs = 20): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) return value as NonNullable<T>;
+      last = value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() >= deadline) {
+      const seen = last instanceof Error ? last.message : JSON.stringify(last);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${seen})`);
+    }
+    await delay(intervalMs);
+  }
+}
+
+/** The environment of a child `tend`: the parent's TEND_* settings never leak in. */
+export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEND_')) env[k] = v;
+  return { ...env, TZ: 'UTC', NO_COLOR: '1', TEND_DATA_DIR: dataDir, ...extra };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `tend ARGS…` synchronously. */
+export function tend(dataDir: string, args: string[], env: Record<string, string> = {}): CliResult {
+  assertBuilt();
+  const r = spawnSync(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: 45_000 });
+  if (r.error) throw r.error;
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `tend ARGS…` without blocking this process: needed whenever the command waits on a child of
+ * ours (`daemon stop`), whose stderr pipe we must keep draining meanwhile.
+ */
+export function tendAsync(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((res, rej) => {
+    const child = spawn(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', rej);
+    child.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+/** Like `tend` but the command must exit 0; parses stdout when `--json` is among the args. */
+export function tendOk<T = unknown>(dataDir: string, args: string[], env: Record<string, string> = {}): T {
+  const r = tend(dataDir, args, env);
+  if (r.code !== 0) throw new Error(`tend ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return (args.includes('--json') ? JSON.parse(r.stdout) : r.stdout) as T;
+}
+
+/** Pids that must not outlive the test. */
+const owned = new Set<number>();
+export function track(pid: number): number {
+  owned.add(pid);
+  return pid;
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A zombie is dead for every purpose here.
+  try {
+    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/** SIGKILL every tracked process still alive and wait until it is gone. */
+export async function killTracked(): Promise<void> {
+  for (const pid of owned) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  await waitFor(() => [...owned].every((p) => !alive(p)), 10_000, 'tracked processes to die');
+  owned.clear();
+}
+
+/** /proc start time of a pid (field 22), or null. */
+export function procStartTime(pid: number): number | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
+  } catch {
+    return null;
+  }
+}
+
+export function scratch(prefix: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StateFile {
+  pid: number;
+  lastHeartbeat: string;
+  lastPass: unknown;
+}
+
+export function readState(dataDir: string): StateFile | null {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, 'daemon.state.json'), 'utf8')) as StateFile;
+  } catch {
+    return null;
+  }
+}
+
+function pidFileOwner(dataDir: string): number | null {
+  try {
+    return (JSON.parse(readFileSync(join(dataDir, 'daemon.pid'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
+}
+
+/** `tend daemon run` in the foreground, as our child. */
+export class Daemon {
+  readonly child: ChildProcess;
+  readonly exited: Promise<Exit>;
+  exit: Exit | null = null;
+  stderr = '';
+
+  constructor(
+    readonly dataDir: string,
+    env: Record<string, string> = {},
+  ) {
+    assertBuilt();
+    this.child = spawn(process.execPath, [TEND, 'daemon', 'run'], { cwd: REPO, env: childEnv(dataDir, env), stdio: ['ignore', 'ignore', 'pipe'] });
+    track(this.child.pid!);
+    this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));
+    this.exited = new Promise((res) =>
+      this.child.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        res(this.exit);
+      }),
+    );
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Until it owns the data dir and has finished a pass. */
+  async ready(timeoutMs = 20_000): Promise<this> {
+    await waitFor(
+      () => {
+        if (this.exit) throw new Error(`daemon ${this.pid} exited ${this.exit.code ?? this.exit.signal}: ${this.stderr}`);
+        const s = readState(this.dataDir);
+        return s?.pid === this.pid && s.lastPass !== null && pidFileOwner(this.dataDir) === this.pid;
+      },
+      timeoutMs,
+      `daemon ${this.pid} to own ${this.dataDir} and pass`,
+    );
+    return this;
+  }
+}
 
 /** A TCP port nobody listens on right now (a restarted daemon must come back on the same address). */
 export async function freePort(): Promise<number> {
@@ -149,7 +340,7 @@ export class Db {
 /** `tend worker …` as our child, with a data dir of its own. */
 export class Worker {
   child: ChildProcess | null = null;
-  exited: Promise<Exit> = Promise.resolve({ code: null, signal: null, at: 0 });
+  exited: Promise<Exit> = Promise.resolve({ code: null, signal: null });
   exit: Exit | null = null;
   log = '';
   starts = 0;
@@ -183,7 +374,7 @@ export class Worker {
     child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.log += s));
     this.exited = new Promise((resolve) =>
       child.on('exit', (code, signal) => {
-        this.exit = { code, signal, at: performance.now() };
+        this.exit = { code, signal };
         resolve(this.exit);
       }),
     );
@@ -200,7 +391,7 @@ export class Worker {
 
   /** Signal it and wait until it is gone. */
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
-    if (!this.running) return this.exit ?? { code: null, signal: null, at: 0 };
+    if (!this.running) return this.exit ?? { code: null, signal: null };
     this.child!.kill(signal);
     return this.exited;
   }
@@ -270,7 +461,8 @@ export class Pool {
 
   /** `tend daemon stop`: the owner exits; its jobs and the workers' jobs keep running. */
   async stopDaemon(): Promise<void> {
-    tendOk(this.dataDir, ['daemon', 'stop']);
+    const r = await tendAsync(this.dataDir, ['daemon', 'stop']);
+    if (r.code !== 0) throw new Error(`tend daemon stop exited ${r.code}: ${r.stderr}\ndaemon log:\n${this.daemon.stderr.slice(-3000)}`);
     await this.daemon.exited;
   }
 

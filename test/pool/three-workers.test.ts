@@ -4,8 +4,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt } from '../daemon/harness.js';
-import { jobAlive, killTracked, lines, Pool, POOL_FIXTURES, runDirsUnder, scratch, waitFor, type JobRecord, type Worker } from './harness.js';
+import { assertBuilt, jobAlive, killTracked, lines, Pool, POOL_FIXTURES, runDirsUnder, scratch, waitFor, type JobRecord, type Worker } from './harness.js';
 
 const MARK = join(POOL_FIXTURES, 'mark.sh');
 
@@ -69,7 +68,7 @@ describe('three workers', () => {
     }
   });
 
-  it('runs 300 one-off jobs over the workers’ slots exactly once each', async () => {
+  it('runs 300 one-off jobs over the workers’ slots exactly once each', { timeout: 180_000 }, async () => {
     const { pool, ws } = await threeWorkers(4);
     const marker = join(box.dir, 'marker');
     const ids = await pool.postJobs(Array.from({ length: 300 }, (_, i) => ({ command: 'sh', args: [MARK, marker, `j${i}`], name: `j${i}` })));

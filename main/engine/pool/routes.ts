@@ -71,6 +71,8 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { engine } = ctx;
   const store = engine.store;
   const worker = { scope: 'worker' as const };
+  // Closing waits for open requests: long polls must not hold a stopping daemon for their full wait.
+  app.addHook('preClose', async () => engine.wake.close());
 
   app.get('/api/worker/commands', { config: worker }, async (req, reply) => {
     const q = parse(CommandsQuery, req.query);
@@ -178,6 +180,9 @@ function applyRunReport(engine: Engine, computer: string, r: z.output<typeof Rep
   if (!entry) return engine.store.pool.report('run', r.id) ? null : `run ${r.id} is not in flight`;
   if (entry.backend !== `pool:${computer}`) return `run ${r.id} was not sent to ${computer}`;
   engine.store.pool.saveReport(toReport(computer, r), now);
+  // The run's directory is the one on the worker's host (logs and manifest are there).
+  const run = engine.store.runs.get(r.id);
+  if (run && r.runDir && run.runDir !== r.runDir) engine.store.runs.cas(run.id, [run.status], run.status, { runDir: r.runDir });
   return null;
 }
 

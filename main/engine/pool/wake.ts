@@ -4,6 +4,14 @@
 export class Wake {
   private commands = new Map<string, Set<() => void>>();
   private jobs = new Set<() => void>();
+  private closed = false;
+
+  /** Answer every waiting long poll now, and every later one at once (the server is closing). */
+  close(): void {
+    this.closed = true;
+    this.jobsAvailable();
+    for (const computer of [...this.commands.keys()]) this.commandsFor(computer);
+  }
 
   commandsFor(computer: string): void {
     const set = this.commands.get(computer);
@@ -20,6 +28,7 @@ export class Wake {
 
   /** Resolves on a wake-up, after `ms`, or when `signal` aborts — whichever comes first. */
   wait(kind: 'commands' | 'jobs', computer: string, ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       let done = false;
       const finish = () => {
