@@ -1,7 +1,7 @@
 // Real daemons and CLI calls of the built `tend` against scratch data dirs, for the MCP, metrics
 // and webhook tests. Every wait has a deadline; every process a test starts is killed (by its own
 // pid) when the test ends.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,6 +33,19 @@ export function tend(dataDir: string, args: string[], env: Record<string, string
   const r = spawnSync(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: 45_000 });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Like `tend`, without blocking this process (whose servers the command may need to reach). */
+export function tendAsync(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: 45_000 }, (err, stdout, stderr) => {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (err && typeof code !== 'number') return reject(err);
+      resolve({ code: typeof code === 'number' ? code : 0, stdout, stderr });
+    });
+    if (child.pid) track(child.pid);
+  });
 }
 
 /** The command must exit 0; stdout parsed when `--json` is among the args. */

@@ -50,6 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ro?.close();
+  if (daemon && !daemon.exit) tend(dir, ['routine', 'stop', 'svc']);
   await daemon?.stop();
   await killTracked();
   box?.remove();
