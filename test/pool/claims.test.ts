@@ -1,0 +1,105 @@
+// One-off batch jobs and worker claims: a job addressed to a computer goes only to that computer's
+// worker; a PENDING job is FETCHED by exactly one claimant, even with many long polls waiting for it
+// at once; a job posted while workers wait is fetched at once, not after a poll interval.
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor, type HttpResult } from './harness.js';
+
+const MARK = join(POOL_FIXTURES, 'mark.sh');
+
+let box: ReturnType<typeof scratch>;
+let pool: Pool | null = null;
+
+beforeAll(() => assertBuilt());
+afterEach(async () => {
+  await pool?.stopAll();
+  pool = null;
+  await killTracked();
+  box?.remove();
+});
+
+type Claimed = { jobs: { id: number; spec: { runId: string } }[] };
+
+describe('claims', () => {
+  it('sends a job addressed to a computer only to that computer, while the others take the rest', async () => {
+    box = scratch('tend-addressed-');
+    pool = await Pool.start(box.dir);
+    const ws = ['u@w1', 'u@w2', 'u@w3'].map((c) => pool!.worker(c, 2));
+    const since = Date.now();
+    for (const w of ws) w.start();
+    for (const w of ws) await pool.seen(w, since);
+    const marker = join(box.dir, 'marker');
+    // Twelve jobs for w2 only, twelve for anyone: w2 has two slots, so the others must not help with its share.
+    const inputs = Array.from({ length: 24 }, (_, i) => ({ command: 'sh', args: [MARK, marker, `a${i}`], ...(i % 2 === 0 ? { computer: 'u@w2' } : {}) }));
+    const ids = await pool.postJobs(inputs);
+    await waitFor(() => pool!.db.jobs().every((j) => j.status === 'COMPLETED'), 60_000, 'every job to complete', 100);
+    const where = new Map(lines(marker).map((l) => [l.split(' ')[0]!, l.split(' ')[1]!]));
+    expect(where.size).toBe(24);
+    for (const [i, id] of ids.entries()) {
+      const j = pool.db.job(id)!;
+      expect(where.get(`a${i}`)).toBe(j.fetched_by!.split('@')[1]);
+      if (i % 2 === 0) {
+        expect(j.computer).toBe('u@w2');
+        expect(j.fetched_by).toBe('u@w2');
+      }
+    }
+    expect(lines(marker).length).toBe(24);
+  });
+
+  it('never hands one PENDING job to two of many claimants polling at once', async () => {
+    box = scratch('tend-claims-');
+    pool = await Pool.start(box.dir);
+    const computers = Array.from({ length: 12 }, (_, i) => `u@c${i}`);
+    const tokens = computers.map((c) => pool!.token(c));
+    const claim = (token: string, slots: number, wait: number) => pool!.http<Claimed>('POST', '/api/worker/jobs/claim', { slots, wait }, token);
+
+    // Twelve long polls wait; one job arrives and wakes them all; exactly one gets it.
+    const waiting = tokens.map((t) => claim(t, 1, 5000));
+    await waitFor(() => computers.every((c) => pool!.db.worker(c)?.last_seen), 10_000, 'every claimant to be waiting');
+    const t0 = Date.now();
+    const [id] = await pool.postJobs([{ command: 'true' }]);
+    const answers: HttpResult<Claimed>[] = await Promise.all(waiting);
+    const winners = answers.filter((a) => a.body.value!.jobs.length > 0);
+    expect(winners.length).toBe(1);
+    expect(winners[0]!.body.value!.jobs.map((j) => j.id)).toEqual([id]);
+    // Answered when the job came, not when the poll ran out.
+    expect(Date.now() - t0).toBeLessThan(4000);
+    const job = pool.db.job(id!)!;
+    expect(job.status).toBe('FETCHED');
+    expect(computers).toContain(job.fetched_by);
+    expect(pool.db.events('job:fetched').filter((e) => e.job_id === id).length).toBe(1);
+
+    // Many jobs, many claimants asking for several at once, in rounds: each job in exactly one answer.
+    const more = await pool.postJobs(Array.from({ length: 60 }, () => ({ command: 'true' })));
+    const got: number[] = [];
+    for (let round = 0; round < 10 && got.length < more.length; round++) {
+      const rs = await Promise.all(tokens.map((t) => claim(t, 3, 0)));
+      for (const r of rs) got.push(...r.body.value!.jobs.map((j) => j.id));
+    }
+    expect(got.length).toBe(more.length);
+    expect(new Set(got)).toEqual(new Set(more));
+    expect(pool.db.jobs().filter((j) => more.includes(j.id)).every((j) => j.status === 'FETCHED' && computers.includes(j.fetched_by!))).toBe(true);
+    expect(pool.db.events('job:fetched').length).toBe(61);
+  });
+
+  it('refuses a report about a job another computer holds', async () => {
+    box = scratch('tend-claim-report-');
+    pool = await Pool.start(box.dir);
+    const [a, b] = [pool.token('u@a'), pool.token('u@b')];
+    const [id] = await pool.postJobs([{ command: 'true' }]);
+    const r = await pool.http<Claimed>('POST', '/api/worker/jobs/claim', { slots: 1 }, a);
+    expect(r.body.value!.jobs.map((j) => j.id)).toEqual([id]);
+    const stolen = await pool.http<{ accepted: number; refused: { id: string; reason: string }[] }>(
+      'POST',
+      '/api/worker/reports',
+      { reports: [{ kind: 'job', id: String(id), state: 'done', exitCode: 0 }] },
+      b,
+    );
+    expect(stolen.body.value!.accepted).toBe(0);
+    expect(stolen.body.value!.refused[0]!.reason).toMatch(/not held by u@b/);
+    expect(pool.db.job(id!)!.status).toBe('FETCHED');
+    const mine = await pool.http<{ accepted: number }>('POST', '/api/worker/reports', { reports: [{ kind: 'job', id: String(id), state: 'done', exitCode: 0 }] }, a);
+    expect(mine.body.value!.accepted).toBe(1);
+    expect(pool.db.job(id!)!.status).toBe('COMPLETED');
+  });
+});
