@@ -29,7 +29,11 @@ export function dayBounds(day: string | undefined, now: number): { day: string; 
 
 export function routines(store: Store, now: number, o: { schedule?: string; limit: number }) {
   const all = listRoutines(store, now).filter((r) => !o.schedule || r.schedule === o.schedule);
-  return { total: all.length, truncated: all.length > o.limit, routines: all.slice(0, o.limit) };
+  const shown = all.slice(0, o.limit).map((r) => {
+    const reason = r.lastRun?.reason;
+    return reason ? { ...r, lastRun: { ...r.lastRun!, reason: maskText(reason, secretsOf(store.routines.get(r.id))) } } : r;
+  });
+  return { total: all.length, truncated: all.length > o.limit, routines: shown };
 }
 
 export interface TodayRun extends RunSummary {

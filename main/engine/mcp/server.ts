@@ -128,7 +128,7 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     z.strictObject({ limit: limit(100, 500, 'How many items') }),
     read,
     (a) => {
-      const r = whatIsWaiting(open(), o.dataDir, now(), a.limit ?? 100);
+      const r = whatIsWaiting(open(), o.dataDir, now(), { limit: a.limit ?? 100 });
       return text(r, `${r.total} waiting${r.daemon.running ? '' : ` — ${r.daemon.note}`}`);
     },
   );

@@ -75,19 +75,28 @@ export function pausedBackends(store: Store, since: number): Map<string, string>
   return paused;
 }
 
-export function whatIsWaiting(store: Store, dataDir: string, now: number, limit = 100): Waiting {
+export interface WaitingOptions {
+  limit?: number;
+  /** This host's user@COMPUTER (routines of other computers go to the worker pool). */
+  computer?: string;
+  /** The daemon's bound on jobs in flight (its TEND_MAX_PARALLEL; default as the daemon's). */
+  maxParallel?: number;
+}
+
+export function whatIsWaiting(store: Store, dataDir: string, now: number, o: WaitingOptions = {}): Waiting {
+  const limit = o.limit ?? 100;
   const pid = ownerPid(dataDir);
   const alive = pid !== null;
   const state = alive ? readState(dataDir) : null;
   const since = state?.startedAt ? Date.parse(state.startedAt) : now - 3_600_000;
   const paused = alive ? pausedBackends(store, since) : new Map<string, string>();
-  const local = localComputer();
+  const local = o.computer ?? localComputer();
   const defs = new Map(store.routines.allDefs().map((d) => [d.id, d]));
   const schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
   const workers = new Map(store.pool.workers().map((w) => [w.computer, w]));
   const ledger = store.ledger.all();
   const inLedger = new Set(ledger.filter((e) => e.kind === 'run').map((e) => e.refId));
-  const maxParallel = envInt('TEND_MAX_PARALLEL') ?? DEFAULT_OPTIONS.maxParallel;
+  const maxParallel = o.maxParallel ?? envInt('TEND_MAX_PARALLEL') ?? DEFAULT_OPTIONS.maxParallel;
   const active = store.runs.active();
   const busy = new Set(active.filter((r) => r.status === 'STARTING' || r.status === 'RUNNING').map((r) => r.routineId));
   const perSchedule = new Map<string, number>();

@@ -94,6 +94,7 @@ export class WebhookDispatcher {
   private tickTimer: NodeJS.Timeout | null = null;
   private dueTimer: NodeJS.Timeout | null = null;
   private soon = false;
+  private prunedAt = -Infinity;
   private readonly onBus = () => this.nudge();
 
   constructor(
@@ -233,10 +234,13 @@ export class WebhookDispatcher {
       this.dueTimer = setTimeout(() => this.tick(), Math.min(Math.max(0, next - now), this.opts.pollMs));
       this.dueTimer.unref();
     }
-    try {
-      wh.prune(this.opts.keepLog);
-    } catch {
-      /* busy: next tick */
+    if (now - this.prunedAt >= 10_000 || now < this.prunedAt) {
+      this.prunedAt = now;
+      try {
+        wh.prune(this.opts.keepLog);
+      } catch {
+        /* busy: next time */
+      }
     }
   }
 
