@@ -5,10 +5,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchDaemon } from './daemon.js';
 import { benchPass } from './pass.js';
+import { benchPool } from './pool.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   pass: benchPass,
   daemon: benchDaemon,
+  pool: benchPool,
 };
 
 const wanted = process.argv.slice(2);
