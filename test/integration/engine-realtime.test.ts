@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_LOOP } from '../../main/engine/scheduler/check.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, TEND, alive, epochMs, lines, pidRecord, sessionAlive } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, alive, epochMs, lines, pidRecord, sessionAlive } from './fixtures/engine-harness.js';
 
 let h: EngineHarness | null = null;
 afterEach(async () => {
@@ -55,10 +55,10 @@ describe('restart on exit', () => {
 });
 
 describe('heartbeat silence', () => {
-  it('keeps a beating routine past its grace, restarts it once `tend heartbeat` goes silent', async () => {
+  it('keeps a beating routine past its grace, restarts it once its heartbeat goes silent', async () => {
     h = new EngineHarness({ intervalMs: 100 });
     // Beats every 0.3 s for ~3 s (well past grace 1 s + interval 1 s), then silent.
-    h.define('rt/beats', { realtime: true, command: FIX('beats.sh'), args: [TEND, '10', '0.3'], heartbeat: '1s', grace: '1s' });
+    h.define('rt/beats', { realtime: true, command: FIX('beats.sh'), args: ['10', '0.3'], heartbeat: '1s', grace: '1s' });
     const first = await h.waitRun('rt/beats', (r) => r.status === 'RUNNING', 15_000, 'RUNNING');
     const beats = () => lines(join(first.runDir!, 'beats'));
 
@@ -87,7 +87,7 @@ describe('heartbeat silence', () => {
 
   it('a routine that never beats is restarted once its grace and interval have passed, not before', async () => {
     h = new EngineHarness({ intervalMs: 100 });
-    h.define('rt/mute', { realtime: true, command: FIX('beats.sh'), args: [TEND, '0'], heartbeat: '1s', grace: '1s' });
+    h.define('rt/mute', { realtime: true, command: FIX('beats.sh'), args: ['0'], heartbeat: '1s', grace: '1s' });
     const first = await h.waitRun('rt/mute', (r) => r.status === 'RUNNING', 15_000, 'RUNNING');
     await h.waitRun('rt/mute', (r) => r.id !== first.id, 15_000, 'a restart');
     const stopped = h.run(first.id);

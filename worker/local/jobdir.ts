@@ -11,7 +11,8 @@
 //   <runDir>/heartbeat        touched by the routine (`tend heartbeat`); its mtime is the beat
 //   <runDir>/cancel.json      written by cancel before it signals
 //   <runDir>/wrapper.log      the wrapper's own stdout/stderr (normally empty)
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+//   <runDir>/launched         `PID STARTTIME` of the wrapper that claimed the directory (O_EXCL)
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const FILES = {
@@ -22,6 +23,7 @@ export const FILES = {
   heartbeat: 'heartbeat',
   cancel: 'cancel.json',
   wrapperLog: 'wrapper.log',
+  launched: 'launched',
 } as const;
 
 export function jobPath(runDir: string, file: keyof typeof FILES): string {
@@ -177,4 +179,29 @@ export function readCancelRecord(runDir: string): CancelRecord | null {
 
 export function writeCancelRecord(runDir: string, rec: CancelRecord): void {
   writeFileAtomic(jobPath(runDir, 'cancel'), `${JSON.stringify(rec)}\n`);
+}
+
+/** The wrapper that claimed the directory (it created `launched` exclusively), or null. */
+export function readLaunched(runDir: string): { pid: number; startTime: number | null } | null {
+  let text: string;
+  try {
+    text = readFileSync(jobPath(runDir, 'launched'), 'utf8');
+  } catch {
+    return null;
+  }
+  const [pid, start] = text.trim().split(' ');
+  const p = Number(pid);
+  if (!Number.isSafeInteger(p) || p <= 0) return null;
+  const st = Number(start);
+  return { pid: p, startTime: Number.isSafeInteger(st) ? st : null };
+}
+
+/**
+ * Did a wrapper ever start on this directory? A directory a launcher left half-written (killed
+ * before it spawned the wrapper) holds none of these, and may be launched.
+ */
+export function wasLaunched(runDir: string): boolean {
+  if (existsSync(jobPath(runDir, 'launched')) || existsSync(jobPath(runDir, 'pids')) || existsSync(jobPath(runDir, 'sentinel'))) return true;
+  const m = readManifest(runDir);
+  return m !== null && m.wrapper.pid !== null;
 }

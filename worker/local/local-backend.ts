@@ -6,7 +6,7 @@ import { TendError } from '../../main/engine/errors.js';
 import { cancelLocalJob } from './cancel.js';
 import { localHealth, DEFAULT_MIN_FREE_BYTES } from './health.js';
 import { handleFromRunDir, parseHandle, toHandle, type LocalHandle } from './handle.js';
-import { readHeartbeat } from './jobdir.js';
+import { readHeartbeat, wasLaunched } from './jobdir.js';
 import { followLog, tailLog, type FollowOptions, type Stream } from './logs.js';
 import { checkRevision } from './revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
@@ -62,9 +62,12 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
 
     async submit(spec: JobSpec): Promise<Handle> {
       // Idempotent per run: a resubmission after a crash between launch and the ledger write
-      // adopts the job its directory records instead of launching it twice.
-      const existing = handleFromRunDir(spec.runDir);
-      if (existing) return toHandle(existing);
+      // adopts the job its directory records instead of launching it twice. A directory left
+      // half-written before any wrapper started is launched (the wrapper's claim keeps it single).
+      if (wasLaunched(spec.runDir)) {
+        const existing = handleFromRunDir(spec.runDir);
+        if (existing) return toHandle(existing);
+      }
       const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs });
       return toHandle(handle);
     },

@@ -1,7 +1,7 @@
 // Launching a local job: check the pinned revision, claim and fill the job directory, start the
 // wrapper detached from this process, and wait (briefly) for it to record the routine's pid.
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -11,7 +11,10 @@ import {
   jobPath,
   readManifest,
   readPidRecord,
+  readLaunched,
   readSentinel,
+  wasLaunched,
+  writeFileAtomic,
   writeManifest,
   writeSentinelIfAbsent,
   type Manifest,
@@ -62,16 +65,17 @@ export function findBash(): string | null {
   return null;
 }
 
-/** Create the run dir; refuse one that already holds a job, so a job is never launched twice. */
+/**
+ * Create the run dir; refuse one where a wrapper ever started, so a job is never launched twice.
+ * One a launcher left half-written (killed before it started the wrapper) is taken over.
+ */
 function claimRunDir(runDir: string): void {
   mkdirSync(dirname(runDir), { recursive: true });
   try {
     mkdirSync(runDir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    if (existsSync(jobPath(runDir, 'manifest')) || existsSync(jobPath(runDir, 'wrapper'))) {
-      throw new TendError('CONFLICT', `job directory ${runDir} already holds a job; a run is launched once`);
-    }
+    if (wasLaunched(runDir)) throw new TendError('CONFLICT', `job directory ${runDir} already holds a job; a run is launched once`);
   }
 }
 
@@ -117,7 +121,8 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     startedAt: null,
   };
   const script = jobPath(runDir, 'wrapper');
-  writeFileSync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o755 });
+  // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
+  writeFileAtomic(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o755);
   writeManifest(runDir, manifest);
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
@@ -157,9 +162,15 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   const wrapperStart = readProcStat(wrapperPid)?.startTime ?? null;
 
   const deadline = Date.now() + ctx.startTimeoutMs;
-  while (!readPidRecord(runDir) && !readSentinel(runDir) && !exited && Date.now() < deadline) await delay(5);
+  // Our wrapper lost the claim to one an interrupted launch started: that one is the job.
+  const other = () => {
+    const l = readLaunched(runDir);
+    return l !== null && l.pid !== wrapperPid ? l : null;
+  };
+  while (!readPidRecord(runDir) && !readSentinel(runDir) && (!exited || other()) && Date.now() < deadline) await delay(5);
   const rec = readPidRecord(runDir);
-  if (!rec && !readSentinel(runDir) && exited) {
+  const winner = other();
+  if (!rec && !readSentinel(runDir) && exited && !winner) {
     writeSentinelIfAbsent(runDir, { kind: 'error', message: `the job wrapper exited before starting the routine (see ${jobPath(runDir, 'wrapperLog')})` });
   }
 
@@ -169,8 +180,8 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     runDir,
     pid: rec?.pid ?? null,
     startTime: rec?.startTime ?? null,
-    wrapperPid,
-    wrapperStartTime: rec?.wrapperStartTime ?? wrapperStart,
+    wrapperPid: rec?.wrapperPid ?? winner?.pid ?? wrapperPid,
+    wrapperStartTime: rec?.wrapperStartTime ?? (winner ? winner.startTime : wrapperStart),
     bootId,
   };
   // Readers see either the launch-time manifest or this one, never a mix (atomic rename).

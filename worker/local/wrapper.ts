@@ -25,6 +25,8 @@ export function wrapperScript(p: WrapperParams): string {
 #
 #   run.sh COMMAND [ARG...]
 #
+# - claims the directory by creating \`launched\` ("PID STARTTIME") exclusively, and exits at once
+#   without doing anything if another wrapper has claimed it already;
 # - starts COMMAND as the leader of a new session (setsid), stdin from /dev/null, in workdir;
 # - copies its stdout / stderr into stdout.log / stderr.log; when a log reaches $half bytes it is
 #   renamed to *.log.1 (replacing the previous one) and a new log is started, so each stream keeps
@@ -56,6 +58,15 @@ starttime() {
   read -r -a f <<< "$s"
   printf '%s' "\${f[19]:-}"
 }
+
+# Claim the job directory (O_EXCL through noclobber): of two wrappers started for one run (a
+# launcher killed between spawn and record, then a resubmission), exactly one runs the routine.
+set -C
+ws=$(starttime $$)
+if ! { printf '%s %s\\n' "$$" "\${ws:-null}" > "$dir/launched"; } 2> /dev/null; then
+  exit 0
+fi
+set +C
 
 child=
 trapped=0
@@ -102,7 +113,6 @@ fi
 cap_out=$!
 ( trap '' TERM INT HUP; cap "$dir/stderr.log" ) < "$dir/.stderr.pipe" &
 cap_err=$!
-ws=$(starttime $$)
 (
   # This subshell becomes the routine (exec keeps the pid and the start time), so it records
   # itself: it is alive while it reads its own /proc entry, however soon the routine exits.

@@ -103,7 +103,11 @@ export class Scheduler {
   }
 
   private releaseStaleLeases(now: number): void {
-    const stale = this.ctx.store.ledger.staleLeases(now - this.ctx.opts.leaseTimeoutMs);
+    // Claims whose time is up, and claims of a scheduler process on this host that is gone (a
+    // daemon killed between claim and ledger write): those need not wait out the timeout.
+    const stale = this.ctx.store.ledger
+      .staleLeases(Number.MAX_SAFE_INTEGER)
+      .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)));
     if (stale.length === 0) return;
     this.ctx.tx(() => {
       for (const l of stale) {
@@ -122,5 +126,19 @@ export class Scheduler {
         });
       }
     });
+  }
+}
+
+/** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine). */
+function deadLocalOwner(owner: string): boolean {
+  const m = /^pid:(\d+):/.exec(owner);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
