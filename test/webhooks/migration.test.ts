@@ -36,16 +36,18 @@ describe('migration 2: webhooks', () => {
   it('upgrading a version-1 database that has events starts the cursor at its newest event: nothing old is sent', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tend-mig2-'));
     const path = join(dir, 'tend.db');
-    const v1 = new Store(openDb(path, { migrations: MIGRATIONS.filter((m) => m.version === 1) }));
-    expect(hasWebhookTables(v1.db)).toBe(false);
-    v1.routines.ensureSchedule('default', 0);
-    v1.db.prepare(`INSERT INTO routines (id, schedule, name, computer, kind, def, seq, created_at, updated_at) VALUES ('me@box:x', 'default', 'x', 'me@box', 'batch', ?, 1, 0, 0)`).run(
+    // Written with version 1 only, in plain SQL (today's repositories expect today's schema).
+    const v1 = openDb(path, { migrations: MIGRATIONS.filter((m) => m.version === 1) });
+    expect(hasWebhookTables(v1)).toBe(false);
+    v1.prepare(`INSERT INTO schedules (name, created_at) VALUES ('default', 0)`).run();
+    v1.prepare(`INSERT INTO routines (id, schedule, name, computer, kind, def, seq, created_at, updated_at) VALUES ('me@box:x', 'default', 'x', 'me@box', 'batch', ?, 1, 0, 0)`).run(
       JSON.stringify({ id: 'me@box:x', name: 'x', schedule: 'default', computer: 'me@box', kind: 'batch', external: false, args: [], env: {} }),
     );
     let last = 0;
     for (let i = 0; i < 3; i++) {
-      v1.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, 'me@box:x', 'batch', '1970-01-01', 0, 'ERROR', 0)`).run(`old-${i}`);
-      last = v1.events.append({ type: 'run:failed', level: 'error', routineId: 'me@box:x', runId: `old-${i}`, message: 'failed: exit 1' }, 1000 + i).id;
+      v1.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, 'me@box:x', 'batch', '1970-01-01', 0, 'ERROR', 0)`).run(`old-${i}`);
+      const info = v1.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, message) VALUES (?, 'run:failed', 'error', 'me@box:x', ?, 'failed: exit 1')`).run(1000 + i, `old-${i}`);
+      last = Number(info.lastInsertRowid);
     }
     v1.close();
 
