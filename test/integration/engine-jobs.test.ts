@@ -77,7 +77,7 @@ describe('a 200-job dependency graph', () => {
       }
     }
     // At most 8 processes at once (from the jobs' own stamps), and the slots were really used.
-    const edges = [...start.values()].map((t) => [t[0]!, 1] as const).concat([...end.values()].map((t) => [t[0]!, -1] as const));
+    const edges: [number, number][] = [...[...start.values()].map((t): [number, number] => [t[0]!, 1]), ...[...end.values()].map((t): [number, number] => [t[0]!, -1])];
     edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let now = 0;
     let peak = 0;
