@@ -1,6 +1,7 @@
 // The Backend contract of seed 001. Handles are JSON-safe values (a pid + start time and a run
 // dir, a scheduler job id): a fresh process must be able to poll a job it did not start from the
 // ledger alone. Nothing here may hold a socket, a ChildProcess or any other in-memory object.
+import type { SlurmOptions } from './domain/slurm.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type Handle = { [key: string]: Json };
@@ -24,6 +25,8 @@ export interface JobSpec {
   revision: string | null;
   /** Arguments with secret-looking values masked, for manifests and logs. */
   maskedArgs: string[];
+  /** Options for the Slurm backend (sbatch flags); other backends ignore them. */
+  slurm?: SlurmOptions | null;
 }
 
 export type PollState =

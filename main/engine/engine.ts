@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createLocalBackend } from '../../worker/local/local-backend.js';
+import { createSlurmBackend, type SlurmBackendOptions } from '../../worker/slurm/slurm-backend.js';
 import type { Backend } from './backend.js';
 import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
@@ -25,6 +26,8 @@ export interface EngineConfig {
   intervalMs?: number;
   options?: Partial<Omit<SchedulerOptions, 'dataDir'>>;
   store?: Store;
+  /** Settings of the Slurm backend (tests: a counting runner, timeouts). */
+  slurm?: Partial<Omit<SlurmBackendOptions, 'dataDir' | 'tendVersion'>>;
 }
 
 export class Engine {
@@ -56,6 +59,11 @@ export class Engine {
         'local',
         createLocalBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, onExit: () => this.loop.nudge() }),
       );
+    }
+    // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
+    // Creating it runs no command: health() says whether Slurm is there when work asks for it.
+    if (!this.backends.has('slurm')) {
+      this.backends.set('slurm', createSlurmBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, ...cfg.slurm }));
     }
     this.scheduler = new Scheduler(this.store, this.clock, this.backends, opts);
     this.scheduler.ctx.makeBackend = (name) =>

@@ -6,6 +6,7 @@ import { invalid, type Issue } from '../errors.js';
 import { DurationError, formatDuration as fmt, parseDuration } from '../timing/duration.js';
 import { isValidTimeZone, machineTimeZone } from '../timing/tz.js';
 import { parseAt, parseRuntimes, resolveIn, validateCron } from '../timing/next.js';
+import { SlurmOptionsSchema } from './slurm.js';
 import type { RoutineDef, Timing } from './types.js';
 
 export const ROUTINE_ID = /^[^@\s:]+@[^@\s:]+:\S.*$/;
@@ -81,7 +82,8 @@ export const RoutineFields = z.strictObject({
     log_cap: sizeField.optional().describe('Per-stream log cap, bytes or e.g. 64MiB (at least 4KiB; default 64MiB).'),
     outputs: z.array(z.string().min(1)).max(100).optional().describe('Promised outputs (paths or globs).'),
     revision: z.string().regex(/^[\w./-]{1,200}$/, 'a commit sha or ref').optional().describe('Git commit or ref the working tree must be at, clean.'),
-    backend: z.enum(['local']).optional().describe('Backend that runs it (default: local).'),
+    backend: z.enum(['local', 'slurm']).optional().describe('Backend that runs it: local (default) or slurm (submitted with sbatch to the cluster this machine’s Slurm commands talk to).'),
+    slurm: SlurmOptionsSchema.optional(),
 });
 
 /**
@@ -121,6 +123,8 @@ export const RoutineInputSchema = RoutineFields.superRefine(
     if (typeof r.grace === 'number' && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5 minutes' });
     if (!r.realtime && r.heartbeat !== undefined) ctx.addIssue({ code: 'custom', path: ['heartbeat'], message: 'only realtime routines heartbeat' });
     if (Array.isArray(r.after) && r.after.includes(r.id)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'a routine cannot depend on itself' });
+    if (r.slurm !== undefined && r.backend !== 'slurm') ctx.addIssue({ code: 'custom', path: ['slurm'], message: 'slurm options need backend: slurm' });
+    if (r.external && r.backend === 'slurm') ctx.addIssue({ code: 'custom', path: ['backend'], message: 'an external routine is started by nobody: it runs on no backend' });
   },
   { when: (payload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value) },
 );
@@ -211,6 +215,7 @@ function normalize(r: ParsedRoutine, ctx: NormalizeContext): RoutineDef {
     outputs: r.outputs ?? [],
     revision: r.revision ?? null,
     backend: r.backend ?? 'local',
+    ...(r.backend === 'slurm' ? { slurm: r.slurm ?? {} } : {}),
   };
 }
 
@@ -249,5 +254,6 @@ export function toInput(def: RoutineDef): RoutineInput {
   if (def.outputs.length) out.outputs = def.outputs;
   if (def.revision) out.revision = def.revision;
   if (def.backend !== 'local') out.backend = def.backend;
+  if (def.slurm && Object.keys(def.slurm).length > 0) out.slurm = def.slurm;
   return out as RoutineInput;
 }

@@ -1,4 +1,5 @@
 // The domain of DESIGN.md as stored, normalised values (times in epoch ms, durations in ms).
+import type { SlurmOptions } from './slurm.js';
 
 export type RoutineKind = 'batch' | 'realtime';
 
@@ -47,6 +48,8 @@ export interface RoutineDef {
   outputs: string[];
   revision: string | null;
   backend: string;
+  /** With backend `slurm`: sbatch options (absent in definitions saved before Slurm support). */
+  slurm?: SlurmOptions | null;
 }
 
 export type ScheduleMode = 'active' | 'observe';
@@ -115,6 +118,8 @@ export interface JobRow {
   signal: string | null;
   runDir: string | null;
   backend: string | null;
+  /** With backend `slurm`: sbatch options. */
+  slurm?: SlurmOptions | null;
   dependencies: number[];
   createdAt: number;
   startedAt: number | null;

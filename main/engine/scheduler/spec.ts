@@ -28,6 +28,7 @@ export function runSpec(dataDir: string, run: RunRow, def: RoutineDef): JobSpec 
     outputs: def.outputs,
     revision: def.revision,
     maskedArgs: maskArgs(def.args),
+    slurm: def.slurm ?? null,
   };
 }
 
@@ -49,5 +50,6 @@ export function jobSpec(dataDir: string, job: JobRow): JobSpec {
     outputs: [],
     revision: null,
     maskedArgs: maskArgs(job.args),
+    slurm: job.slurm ?? null,
   };
 }

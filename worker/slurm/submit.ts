@@ -1,0 +1,175 @@
+// Submitting a job to Slurm: the same job directory as the local backend (run.sh, manifest, the
+// streams and the sentinel, all written on the node by run.sh), plus slurm.sh, the batch script
+// given to `sbatch --parsable`. Idempotent per run dir: a directory that records a Slurm job id
+// is adopted; one whose sbatch may have run before a crash is looked up by job name first.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
+import type { JobSpec } from '../../main/engine/backend.js';
+import { sbatchArgs } from '../../main/engine/domain/slurm.js';
+import { TendError } from '../../main/engine/errors.js';
+import { jobPath } from '../local/jobdir.js';
+import { DEFAULT_LOG_CAP_BYTES, halfCap } from '../local/logs.js';
+import { currentBootId } from '../local/proc.js';
+import { checkRevision } from '../local/revision.js';
+import { tendEnv } from '../local/submit.js';
+import { wrapperScript } from '../local/wrapper.js';
+import { describeFailure, type SlurmRunner } from './commands.js';
+import { handleFromRunDir, type SlurmHandle } from './handle.js';
+import { argvEnv, batchScript, readAnyManifest, readSlurmManifest, slurmPath, writeSlurmManifest, writeSlurmRecord, type SlurmManifest } from './jobdir.js';
+import { SUBMIT_SLACK_MS, parseSacct, parseSqueue, SACCT_FIELDS, SQUEUE_FORMAT } from './query.js';
+
+export interface SubmitContext {
+  runner: SlurmRunner;
+  tendVersion: string;
+  /** Resolves the cluster's name (cached by the backend). */
+  cluster: () => Promise<string>;
+  /** The environment jobs inherit (default: this process's). */
+  baseEnv?: NodeJS.ProcessEnv;
+}
+
+/** The job name: how a resubmission finds a job whose id never reached the run dir. */
+export function jobNameFor(runId: string): string {
+  return `tend:${runId}`.slice(0, 200);
+}
+
+function validate(spec: JobSpec): void {
+  if (!isAbsolute(spec.runDir)) throw new TendError('INVALID', `runDir must be absolute: ${spec.runDir}`);
+  if (spec.command.trim() === '') throw new TendError('INVALID', 'command is empty');
+  if (spec.cwd !== null && !isAbsolute(spec.cwd)) throw new TendError('INVALID', `cwd must be absolute: ${spec.cwd}`);
+  const steering = Object.keys(spec.env).filter((k) => /^(SBATCH_|SLURM_)/.test(k));
+  if (steering.length > 0) {
+    throw new TendError('INVALID', `environment variables ${steering.join(', ')} would change how sbatch submits the job: give sbatch flags as slurm options instead`);
+  }
+}
+
+/**
+ * The environment sbatch runs with, which is also the job's (`--export=ALL`): this process's
+ * without SBATCH_* (they would steer sbatch) and without SLURM_* of an enclosing job, then the
+ * routine's variables, Tend's, and the command line.
+ */
+export function submitEnv(spec: JobSpec, base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined && !/^(SBATCH_|SLURM_|TEND_SLURM_ARG)/.test(k)) env[k] = v;
+  return { ...env, ...spec.env, ...tendEnv(spec), ...argvEnv([spec.command, ...spec.args]) };
+}
+
+/** Look a job up by its name, submitted at or after `since` (squeue, then sacct): its id or null. */
+export async function findByName(runner: SlurmRunner, jobName: string, since: number): Promise<string | null> {
+  const q = await runner.run('squeue', ['--noheader', '--states=all', `--name=${jobName}`, `--format=${SQUEUE_FORMAT}`]);
+  const fresh = (rows: { jobId: string; submitAt: number | null }[]) =>
+    rows.filter((r) => r.submitAt === null || r.submitAt >= since - SUBMIT_SLACK_MS).sort((a, b) => (b.submitAt ?? 0) - (a.submitAt ?? 0))[0]?.jobId ?? null;
+  if (q.code === 0) {
+    const id = fresh(parseSqueue(q.stdout));
+    if (id) return id;
+  } else if (!/invalid job id/i.test(q.stderr)) {
+    throw new TendError('UNAVAILABLE', `cannot tell whether ${jobName} was submitted: ${describeFailure('squeue', q)}`);
+  }
+  const a = await runner.run('sacct', ['--noheader', '--parsable2', '--allocations', '--starttime=now-30days', `--name=${jobName}`, `--format=${SACCT_FIELDS}`]);
+  return a.code === 0 ? fresh(parseSacct(a.stdout)) : null;
+}
+
+function parseParsable(stdout: string): { jobId: string; cluster: string | null } | null {
+  const m = /^(\d+)(?:;(\S+))?\s*$/m.exec(stdout.trim());
+  return m ? { jobId: m[1]!, cluster: m[2] ?? null } : null;
+}
+
+export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise<SlurmHandle> {
+  validate(spec);
+  const runDir = spec.runDir;
+  const jobName = jobNameFor(spec.runId);
+
+  // Adoption: submitted already (slurm.json), or perhaps (a manifest but no id yet).
+  const adopted = handleFromRunDir(runDir, spec.runId);
+  if (adopted) return adopted;
+  const found = readAnyManifest(runDir);
+  if (found && found.backend !== 'slurm') throw new TendError('CONFLICT', `job directory ${runDir} already holds a ${found.backend} job; a run is launched once`);
+  const earlier = readSlurmManifest(runDir);
+  if (earlier) {
+    const id = await findByName(ctx.runner, jobName, earlier.slurm.submittedAt);
+    if (id) return record(runDir, spec.runId, { cluster: earlier.slurm.cluster, jobId: id, submittedAt: earlier.slurm.submittedAt, jobName });
+  }
+
+  const optionArgs = sbatchArgs(spec.slurm ?? null);
+  if (spec.revision !== null) {
+    const refusal = await checkRevision(spec.cwd, spec.revision);
+    if (refusal !== null) throw new TendError('REFUSED', `LAUNCH_REFUSED: ${refusal}`);
+  }
+  const cluster = await ctx.cluster();
+  mkdirSync(dirname(runDir), { recursive: true });
+  mkdirSync(runDir, { recursive: true });
+  const cwd = spec.cwd ?? runDir;
+  const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
+  const submittedAt = Date.now();
+  const manifest: SlurmManifest = {
+    manifestVersion: 1,
+    backend: 'slurm',
+    tendVersion: ctx.tendVersion,
+    runId: spec.runId,
+    kind: spec.kind,
+    routineId: spec.routineId,
+    jobId: spec.jobId,
+    attempt: spec.attempt,
+    command: spec.command,
+    args: [...spec.maskedArgs],
+    cwd,
+    envNames: Object.keys(spec.env).sort(),
+    outputs: [...spec.outputs],
+    revision: spec.revision,
+    logCapBytes,
+    scheduledAt: spec.scheduledAt,
+    createdAt: submittedAt,
+    bootId: currentBootId(),
+    // The processes run on a node: pid.json (written there by run.sh) has them.
+    wrapper: { pid: null, startTime: null },
+    routine: { pid: null, startTime: null },
+    startedAt: null,
+    slurm: { cluster, jobId: null, jobName, submittedAt, sbatchArgs: optionArgs },
+  };
+  writeFileSync(jobPath(runDir, 'wrapper'), wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o755 });
+  writeFileSync(slurmPath(runDir, 'batchScript'), batchScript(runDir), { mode: 0o755 });
+  writeSlurmManifest(runDir, manifest);
+
+  const requeue = optionArgs.some((a) => a === '--requeue');
+  const args = [
+    '--parsable',
+    `--job-name=${jobName}`,
+    `--chdir=${runDir}`,
+    `--output=${jobPath(runDir, 'wrapperLog')}`,
+    '--open-mode=append',
+    '--export=ALL',
+    // Tend decides about retries: Slurm must not run the routine a second time by itself.
+    ...(requeue ? [] : ['--no-requeue']),
+    ...optionArgs,
+    slurmPath(runDir, 'batchScript'),
+  ];
+  const env = submitEnv(spec, ctx.baseEnv ?? process.env);
+  env['LC_ALL'] = 'C';
+  const r = await ctx.runner.run('sbatch', args, { env });
+  const parsed = r.code === 0 ? parseParsable(r.stdout) : null;
+  if (!parsed) {
+    // sbatch may have reached the controller and then failed or timed out here: never leave a
+    // job running that Tend does not know about.
+    let id: string | null = null;
+    try {
+      id = await findByName(ctx.runner, jobName, submittedAt);
+    } catch {
+      id = null;
+    }
+    if (id) return record(runDir, spec.runId, { cluster, jobId: id, submittedAt, jobName }, manifest);
+    throw new TendError('UNAVAILABLE', `sbatch refused the job: ${r.code === 0 ? `unexpected answer ${JSON.stringify(r.stdout.slice(0, 200))}` : describeFailure('sbatch', r)}`);
+  }
+  return record(runDir, spec.runId, { cluster: parsed.cluster ?? cluster, jobId: parsed.jobId, submittedAt, jobName }, manifest);
+}
+
+function record(runDir: string, runId: string, rec: { cluster: string; jobId: string; submittedAt: number; jobName: string }, manifest?: SlurmManifest): SlurmHandle {
+  writeSlurmRecord(runDir, rec);
+  const m = manifest ?? readSlurmManifest(runDir);
+  if (m) {
+    try {
+      writeSlurmManifest(runDir, { ...m, slurm: { ...m.slurm, jobId: rec.jobId, cluster: rec.cluster } });
+    } catch {
+      // slurm.json is the record that counts; the manifest's copy is for people.
+    }
+  }
+  return { backend: 'slurm', cluster: rec.cluster, jobId: rec.jobId, runDir, runId, submittedAt: rec.submittedAt };
+}
