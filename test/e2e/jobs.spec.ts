@@ -1,4 +1,6 @@
 // Batch jobs: a job posted from the UI with a dependency waits, then runs after it.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { startDaemon, type Daemon } from './daemon.js';
 import { shoot } from './shots.js';
@@ -12,7 +14,9 @@ test.afterAll(async () => {
 });
 
 test('a batch job posted from the UI with a dependency waits, then runs after it', async ({ page }) => {
-  const slow = d.script('download.sh', 'echo downloading; sleep 3; echo done');
+  // The first job holds until the test opens its gate: WAITING is seen for sure.
+  const gate = join(d.work, 'download.gate');
+  const slow = d.script('download.sh', `echo downloading\nwhile [ ! -f ${gate} ]; do sleep 0.05; done\necho done`);
   const after = d.script('parse.sh', 'echo parsed');
   await d.open(page, '/jobs');
   const form = page.locator('form.post-job');
@@ -37,6 +41,7 @@ test('a batch job posted from the UI with a dependency waits, then runs after it
   await expect(page.locator(`.graph [data-job="${second}"]`)).toContainText('WAITING');
   await expect(page.locator('.graph .graph-edge')).toHaveCount(1);
   await shoot(page, 'jobs');
+  writeFileSync(gate, '');
 
   await expect(row(first).locator('.chip')).toHaveText('COMPLETED');
   await expect(row(second).locator('.chip')).toHaveText('COMPLETED');

@@ -39,7 +39,7 @@ test('the Timeline draws today’s runs per routine with a now-line and failed r
   await expect(lane(live).locator('.gantt-bar.is-open')).toHaveCount(1);
   await expect(page.getByTestId('now-line')).toBeVisible();
   await lane(failing).locator('.gantt-bar').hover();
-  await expect(page.getByRole('tooltip')).toContainText('exit 23');
+  await expect(page.getByRole('tooltip')).toContainText('Exit 23');
   await shoot(page, 'timeline');
   await page.getByRole('button', { name: 'Whole day' }).click();
   await expect(page.locator('.gantt-tick').first()).toHaveText('00:00');
@@ -105,8 +105,10 @@ test('the pages are reachable by keyboard, with visible focus', async ({ page })
   await expect(page.getByRole('link', { name: 'Today' })).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(page.getByRole('link', { name: 'Timeline' })).toBeFocused();
+  // Keyboard focus is visible: a solid outline in the focus colour.
+  expect(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')).toBe('solid');
   await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { name: 'Timeline' })).toBeVisible();
-  const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
-  expect(typeof outline).toBe('string');
+  // The new page's heading takes focus, so the next Tab continues from the page, not the top.
+  await expect(page.getByRole('heading', { name: 'Timeline' })).toBeFocused();
 });

@@ -1,5 +1,7 @@
 // Today: a failing routine shows ERROR; fixed and restarted with one click, it goes through
 // RUNNING to COMPLETED in the same page, pushed by engine events (no reload).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { COMPUTER, startDaemon, type Daemon } from './daemon.js';
 import { shoot } from './shots.js';
@@ -23,11 +25,13 @@ test('a failing routine shows ERROR; after fixing its script one Restart takes i
   await expect(row.locator('.chip').first()).toHaveText('ERROR');
   await shoot(page, 'today-error');
 
-  // Fix the script; make the good run last long enough to be seen RUNNING.
-  d.script('nightly.sh', 'echo "fetching"\nsleep 2\necho "report written"\nexit 0');
+  // Fix the script; the good run waits for a gate file so RUNNING is seen for sure.
+  const gate = join(d.work, 'nightly.gate');
+  d.script('nightly.sh', `echo "fetching"\nwhile [ ! -f ${gate} ]; do sleep 0.05; done\necho "report written"\nexit 0`);
   await row.getByRole('button', { name: /^Restart/ }).click();
   await expect(row.locator('.chip').first()).toHaveText('RUNNING');
   await expect(row.locator('.action-result')).toContainText('Started');
+  writeFileSync(gate, '');
   await expect(row.locator('.chip').first()).toHaveText('COMPLETED');
   await expect(row.getByRole('cell').nth(4)).not.toHaveText('—');
   expect(await page.evaluate('window.__sameDocument')).toBe(true);

@@ -49,7 +49,8 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   }
 
   async function streamEvents(): Promise<void> {
-    let backoff = 500;
+    const first = Math.min(500, o.maxBackoffMs ?? 8000);
+    let backoff = first;
     while (!closed) {
       try {
         const q = lastId !== null ? `?after=${lastId}` : '';
@@ -60,7 +61,7 @@ export function createHttpClient(o: HttpOptions): ApiClient {
         }
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
         setState('live');
-        backoff = 500;
+        backoff = first;
         await readSse(
           res.body,
           (m) => {
@@ -125,7 +126,7 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   }
 
   void streamEvents();
-  const where = `daemon at ${(o.base || globalThis.location?.origin || 'this address').replace(/^https?:\/\//, '')}`;
+  const where = `daemon at ${(o.base || (globalThis as { location?: { origin: string } }).location?.origin || 'this address').replace(/^https?:\/\//, '')}`;
   return {
     kind: 'http',
     where,

@@ -76,11 +76,13 @@ function EditorBody({ initial }: { initial: EditorForm | null }): ReactElement {
     setSaving(false);
     if (!result) {
       setIssues(local);
+      focusFirstInvalid();
       return setBanner({ tone: 'danger', text: 'Not saved: fix the fields marked below.' });
     }
     if (!result.ok) {
       const list = result.error.issues?.length ? result.error.issues : [{ path: '', message: result.error.message }];
       setIssues(list);
+      focusFirstInvalid();
       return setBanner({ tone: 'danger', text: list.some((i) => i.path) ? 'Not saved: fix the fields marked below.' : `Not saved: ${result.error.message}` });
     }
     setIssues([]);
@@ -343,6 +345,11 @@ function Preview({ state, kind }: { state: PreviewState; kind: EditorForm['kind'
       ))}
     </ol>
   );
+}
+
+/** After a refused save, take the reader to the first field that needs fixing. */
+function focusFirstInvalid(): void {
+  requestAnimationFrame(() => document.querySelector<HTMLElement>('.editor [aria-invalid="true"]')?.focus());
 }
 
 function mostCommon(values: string[]): string {

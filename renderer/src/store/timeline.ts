@@ -35,7 +35,7 @@ export interface TimelineLayout {
 }
 
 const FAILED = new Set(['ERROR', 'EXITED']);
-const STEPS = [60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000, 30 * 60_000, 3_600_000, 2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
+const STEPS = [10_000, 15_000, 30_000, 60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000, 30 * 60_000, 3_600_000, 2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
 export function startOfDay(now: number): number {
   const d = new Date(now);
@@ -86,7 +86,8 @@ export function ticks(from: number, to: number, target = 8): Tick[] {
   let t = Math.ceil((from - offset) / step) * step + offset;
   for (; t <= to; t += step) {
     const d = new Date(t);
-    out.push({ at: t, label: `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}` });
+    const hm = `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+    out.push({ at: t, label: step < 60_000 ? `${hm}:${String(d.getSeconds()).padStart(2, '0')}` : hm });
   }
   return out;
 }

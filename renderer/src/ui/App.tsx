@@ -8,7 +8,7 @@ import { TimelinePage } from '../pages/Timeline.js';
 import { TodayPage } from '../pages/Today.js';
 import { WorkersPage } from '../pages/Workers.js';
 import { useHash, useTend } from './context.js';
-import { Icon, type IconName } from './parts.js';
+import { Banner, Icon, type IconName } from './parts.js';
 import { href, parseRoute, type Route } from './router.js';
 import { useTheme, type ThemePref } from './theme.js';
 
@@ -28,8 +28,14 @@ export function App(): ReactElement {
   const [theme, setTheme] = useTheme();
   const main = useRef<HTMLElement>(null);
   const routeKey = JSON.stringify(route);
+  const firstRoute = useRef(true);
   useEffect(() => {
-    // A new page: move focus to it so keyboard and screen-reader users land on its heading.
+    // A new page (not the first): move focus to its heading, so keyboard and screen-reader
+    // users continue from the page they opened rather than from the top of the window.
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
     main.current?.querySelector<HTMLElement>('h1')?.focus({ preventScroll: true });
   }, [routeKey]);
   return (
@@ -65,6 +71,7 @@ export function App(): ReactElement {
         </div>
       </nav>
       <main id="main" ref={main} tabIndex={-1} className="main">
+        <ConnectionBanner />
         <Page route={route} />
       </main>
     </div>
@@ -88,6 +95,28 @@ function Page({ route }: { route: Route }): ReactElement {
     case 'editor':
       return <EditorPage key={route.id ?? 'new'} id={route.id} />;
   }
+}
+
+/** Say so when the page cannot talk to the engine, and what to do. */
+function ConnectionBanner(): ReactElement | null {
+  const connection = useTend((s) => s.connection);
+  if (connection === 'unauthorized') {
+    return (
+      <div className="conn-banner">
+        <Banner tone="danger">
+          The daemon refused this page's token. Open the address <code>tend daemon run</code> printed (it ends in <code>#token=…</code>); the token is also in <code>api.json</code> in the data dir.
+        </Banner>
+      </div>
+    );
+  }
+  if (connection === 'offline') {
+    return (
+      <div className="conn-banner">
+        <Banner tone="warning">Lost the connection to the engine; reconnecting… What you see may be out of date.</Banner>
+      </div>
+    );
+  }
+  return null;
 }
 
 function Connection(): ReactElement {

@@ -76,7 +76,7 @@ export function PageHeader({ title, sub, children }: { title: ReactNode; sub?: R
   return (
     <header className="page-header">
       <div className="page-title">
-        <h1>{title}</h1>
+        <h1 tabIndex={-1}>{title}</h1>
         {sub && <div className="page-sub">{sub}</div>}
       </div>
       {children && <div className="page-actions">{children}</div>}
