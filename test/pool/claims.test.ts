@@ -102,4 +102,50 @@ describe('claims', () => {
     expect(mine.body.value!.accepted).toBe(1);
     expect(pool.db.job(id!)!.status).toBe('COMPLETED');
   });
+
+  it('keeps a job claimed by a worker that went away FETCHED, and gives back the claim of a worker that is there but never ran it', { timeout: 150_000 }, async () => {
+    box = scratch('tend-claim-stale-');
+    pool = await Pool.start(box.dir, { env: { TEND_WORKER_OFFLINE_MS: '1500' } });
+    const [gone, here] = [pool.token('u@gone'), pool.token('u@here')];
+    const claim = (token: string) => pool!.http<Claimed>('POST', '/api/worker/jobs/claim', { slots: 1 }, token);
+    const report = (token: string, id: number, state: string) =>
+      pool!.http<{ accepted: number; refused: { reason: string }[] }>('POST', '/api/worker/reports', { reports: [{ kind: 'job', id: String(id), state, exitCode: 0 }] }, token);
+
+    const [a] = await pool.postJobs([{ command: 'true', name: 'a' }]);
+    expect((await claim(gone)).body.value!.jobs.map((j) => j.id)).toEqual([a]);
+    const [b] = await pool.postJobs([{ command: 'true', name: 'b' }]);
+    expect((await claim(here)).body.value!.jobs.map((j) => j.id)).toEqual([b]);
+    // u@here keeps polling (online) but never says it launched b; u@gone says nothing at all.
+    let polling = true;
+    const keepAlive = (async () => {
+      while (polling) {
+        await pool!.http('GET', '/api/worker/commands?wait=0', undefined, here);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+    try {
+      // The lease timeout is 60 s: b's claim returns to the queue then; a's is older, and stays.
+      await waitFor(() => pool!.db.events('lease:released').some((e) => e.job_id === b), 100_000, 'the claim on b to be released', 200);
+      expect(pool.db.job(b!)!.status).toBe('PENDING');
+      expect(pool.db.job(a!)!.status).toBe('FETCHED');
+      expect(pool.db.events('lease:released').filter((e) => e.job_id === a)).toEqual([]);
+
+      // u@here had launched b after all (slowly): it says so before anyone else took it: b is its again.
+      const late = await report(here, b!, 'running');
+      expect(late.body.value!.refused).toEqual([]);
+      expect(pool.db.job(b!)!.status).toBe('RUNNING');
+      expect(pool.db.job(b!)!.fetched_by).toBe('u@here');
+      expect((await report(here, b!, 'done')).body.value!.accepted).toBe(1);
+      expect(pool.db.job(b!)!.status).toBe('COMPLETED');
+    } finally {
+      polling = false;
+      await keepAlive;
+    }
+    // u@gone comes back and reports a: it was running there all along.
+    expect((await report(gone, a!, 'running')).body.value!.accepted).toBe(1);
+    expect(pool.db.job(a!)!.status).toBe('RUNNING');
+    expect((await report(gone, a!, 'done')).body.value!.accepted).toBe(1);
+    expect(pool.db.job(a!)!.status).toBe('COMPLETED');
+    expect(pool.db.job(a!)!.fetched_by).toBe('u@gone');
+  });
 });

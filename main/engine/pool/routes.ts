@@ -192,8 +192,17 @@ function applyJobReport(engine: Engine, computer: string, r: z.output<typeof Rep
   const id = Number(r.id);
   const job = Number.isSafeInteger(id) ? store.jobs.get(id) : null;
   if (!job) return `unknown job ${r.id}`;
-  const holder = store.ledger.lease('job', r.id)?.owner ?? job.backend?.replace(/^pool:/, '') ?? null;
+  const lease = store.ledger.lease('job', r.id);
+  const holder = lease?.owner ?? job.backend?.replace(/^pool:/, '') ?? null;
   if (holder !== computer) return `job ${r.id} is not held by ${computer}`;
+  if (!lease && job.status === 'PENDING') {
+    // Its claim went stale before the worker could say it launched it, and nobody has taken it
+    // since: it is running there, so it is this worker's again (never a second launch elsewhere).
+    if (!store.ledger.claim('job', r.id, computer, now) || !moveJob(store, id, 'claim', { fetchedBy: computer, backend: `pool:${computer}` }, now)) {
+      return `job ${r.id} is not held by ${computer}`;
+    }
+    engine.log({ type: 'job:fetched', level: 'warn', jobId: id, message: `job ${id} reclaimed by ${computer}, which reported it running after its claim went stale` });
+  }
   const patch = { startedAt: r.startedAt ?? now, runDir: r.runDir ?? null };
   if (moveJob(store, id, 'start', patch, now)) engine.log({ type: 'job:running', jobId: id, message: `job ${id} running on ${computer}` });
   store.ledger.release('job', r.id);

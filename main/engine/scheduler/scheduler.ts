@@ -12,6 +12,7 @@ import { moveJob } from './moves.js';
 import { promoteJobs } from './promote.js';
 import { submit } from './submit.js';
 import { enforceLimits, markLate, realtimeDue } from './supervise.js';
+import { WORKER_OFFLINE_MS } from '../pool/pool-backend.js';
 
 export class Scheduler {
   readonly ctx: Ctx;
@@ -107,7 +108,11 @@ export class Scheduler {
     // daemon killed between claim and ledger write): those need not wait out the timeout.
     const stale = this.ctx.store.ledger
       .staleLeases(Number.MAX_SAFE_INTEGER)
-      .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)));
+      .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)))
+      // A worker host that is away may be running what it claimed: its claims wait for it to come
+      // back and report (a missing host is not a statement about the work, and a launch elsewhere
+      // would run it twice).
+      .filter((l) => !workerAway(this.ctx.store, l.owner, now));
     if (stale.length === 0) return;
     this.ctx.tx(() => {
       for (const l of stale) {
@@ -127,6 +132,12 @@ export class Scheduler {
       }
     });
   }
+}
+
+/** Lease owners `user@HOST` are remote workers (pool routes); away = not heard from lately. */
+function workerAway(store: Store, owner: string, now: number): boolean {
+  const w = store.pool.worker(owner);
+  return w !== null && (w.lastSeen === null || now - w.lastSeen > WORKER_OFFLINE_MS);
 }
 
 /** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine). */
