@@ -113,4 +113,39 @@ describe('commands', () => {
     expect(pool.db.runs().filter((r) => r.status === 'ERROR')).toEqual([]);
     expect(lines(marker).length).toBe(1);
   });
+
+  it('ends a run whose start command was fetched and never reported, once the worker is back talking without it', async () => {
+    box = scratch('tend-forgotten-');
+    const TTL = 1500; // the worker has 2 x TTL to report what it fetched
+    pool = await Pool.start(box.dir, { env: { TEND_COMMAND_TTL_MS: String(TTL) } });
+    pool.tendOk('routine', 'add', 'u@w1:lost', ...FAR, '--retry', 'none', '--', 'true');
+    const token = pool.token('u@w1');
+    // A worker that takes its commands and then loses them (killed between fetch and launch).
+    const poll = () => pool!.http<{ commands: { id: number }[] }>('GET', '/api/worker/commands?wait=0', undefined, token);
+    await poll();
+    pool.tendOk('routine', 'run', 'u@w1:lost', '--no-wait');
+    const fetched = await waitFor(async () => (await poll()).body.value!.commands[0], 10_000, 'the start command to be fetched', 100);
+    const cmd = pool.db.commands('u@w1').find((c) => c.id === fetched.id)!;
+    expect(cmd.fate).toBe('fetched');
+
+    // Silent past the grace: it may be running it, so the run waits.
+    await waitFor(() => Date.now() - cmd.fetched_at! > 2 * TTL + 1500, 10_000, 'the grace to pass');
+    expect(pool.db.runs('u@w1:lost').map((r) => r.status)).toEqual(['STARTING']);
+
+    // Talking again without a word about it: it does not have it.
+    let polling = true;
+    const keepAlive = (async () => {
+      while (polling) {
+        await poll();
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    try {
+      const run = await waitFor(() => pool!.db.runs('u@w1:lost').find((r) => r.status === 'ERROR'), 15_000, 'the run to end');
+      expect(run.reason).toMatch(/fetched the start command .* but never reported the run/);
+    } finally {
+      polling = false;
+      await keepAlive;
+    }
+  });
 });

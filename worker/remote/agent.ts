@@ -282,6 +282,8 @@ export class WorkerAgent {
 
   /** `running`: what this worker holds once these reports are accepted. */
   private async send(reports: Report[], running: number): Promise<void> {
-    await this.call('POST', '/api/worker/reports', { reports, version: this.o.version, slots: this.o.batchSlots, running });
+    // The server takes reasons up to 2000 characters; a longer one must not block every report.
+    const fit = reports.map((r) => (r.reason && r.reason.length > 2000 ? { ...r, reason: `${r.reason.slice(0, 1997)}...` } : r));
+    await this.call('POST', '/api/worker/reports', { reports: fit, version: this.o.version, slots: this.o.batchSlots, running });
   }
 }

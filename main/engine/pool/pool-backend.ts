@@ -26,6 +26,16 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
     if (typeof runId !== 'string' || h.computer !== computer) throw new TendError('INVALID', `not a ${name} handle`);
     return { runId, kind: (h.kind === 'job' ? 'job' : 'run') as 'run' | 'job', commandId: typeof h.commandId === 'number' ? h.commandId : null };
   };
+  /**
+   * A worker reports a run within a second of fetching its command. One that has kept talking to
+   * us for two TTLs since, without a word about the run, does not have it; one that is away may
+   * still, and is waited for.
+   */
+  const fetchedButForgotten = (fetchedAt: number, now: number): boolean => {
+    const grace = 2 * COMMAND_TTL_MS;
+    const seen = store.pool.worker(computer)?.lastSeen ?? null;
+    return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && now - seen <= WORKER_OFFLINE_MS;
+  };
   return {
     name,
     async health(): Promise<Health> {
@@ -51,6 +61,12 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
         if (cmd && cmd.fate === 'queued' && cmd.expiresAt <= now) store.pool.expire(now);
         const fresh = ref.commandId === null ? null : store.pool.command(ref.commandId);
         if (fresh?.fate === 'expired') return { state: 'lost', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(COMMAND_TTL_MS)}; it will never run` };
+        if (fresh?.fate === 'fetched' && fresh.fetchedAt !== null && fetchedButForgotten(fresh.fetchedAt, now)) {
+          return {
+            state: 'lost',
+            reason: `worker ${computer} fetched the start command at ${new Date(fresh.fetchedAt).toISOString()} but never reported the run (it restarted before launching it, or the answer was lost)`,
+          };
+        }
         return { state: 'queued' };
       });
     },
