@@ -291,6 +291,8 @@ describe('delivery', () => {
     f.advance(SEC);
     await f.pass();
     await waitFor(() => wh().counts().dropped === 2, 5000, 'two deliveries to be dropped');
+    // Their first attempts are over (and their retries timed) before the clock moves.
+    await waitFor(() => wh().oldestQueued(10).every((x) => x.attempts === 1), 5000, 'the first attempts of the kept three');
     const log = deliveryLog(f.store, 10);
     const dropped = log.deliveries.filter((x) => x.state === 'dropped');
     expect(dropped.map((x) => x.routineId).sort()).toEqual([full('r1'), full('r2')]);
@@ -307,6 +309,8 @@ describe('delivery', () => {
     f.advance(10 * SEC);
     await r.until((rs) => rs.length === 3);
     expect(r.requests.map((x) => x.body.routine.id).sort()).toEqual([full('r3'), full('r4'), full('r5')]);
+    // Answered first, logged just after.
+    await waitFor(() => wh().counts().delivered === 3, 5000, 'three deliveries logged');
     expect(deliveryLog(f.store).counts).toEqual({ queued: 0, delivered: 3, failed: 0, dropped: 2 });
   });
 
@@ -321,7 +325,8 @@ describe('delivery', () => {
     hook({ url: broken.url, events: 'error' });
     dispatcher({ maxAttempts: 2, backoffMs: SEC });
     await runAndEnd('dl', 1);
-    await waitFor(() => refuses.requests.length === 1 && broken.requests.length === 1, 5000, 'first attempts');
+    // Answered, and logged (the retry timed from now) before the clock moves.
+    await waitFor(() => wh().counts().failed === 1 && wh().oldestQueued(1)[0]?.attempts === 1, 5000, 'first attempts');
     f.advance(SEC);
     await waitFor(() => wh().counts().failed === 2, 5000, 'both to fail');
     expect(refuses.requests).toHaveLength(1);
@@ -352,6 +357,7 @@ describe('delivery', () => {
     dispatcher();
     await runAndEnd('dl', 1);
     await r.until((rs) => rs.length === 1);
+    await waitFor(() => wh().counts().delivered === 1, 5000, 'the delivery to be logged'); // else stop() abandons it: sent again later
     await d!.stop();
     await runAndEnd('dl', 2);
     await new Promise((res) => setTimeout(res, 100));
@@ -359,6 +365,7 @@ describe('delivery', () => {
     dispatcher();
     await r.until((rs) => rs.length === 2);
     expect(r.requests.map((x) => x.body.run.exitCode)).toEqual([1, 2]);
+    await waitFor(() => wh().counts().delivered === 2, 5000, 'the second delivery to be logged');
     await d!.stop();
     dispatcher();
     d!.scan();

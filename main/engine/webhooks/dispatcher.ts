@@ -267,10 +267,11 @@ export class WebhookDispatcher {
       status = res.status;
       await res.body?.cancel().catch(() => undefined);
     } catch (err) {
-      if (this.stopped) return; // abandoned by stop(): not an attempt, still queued
+      if (this.abort.signal.aborted) return; // abandoned by stop(): not an attempt, still queued
       error = describeFetchError(err, this.opts.timeoutMs);
     }
-    if (this.stopped || !this.deps.store.db.open) return;
+    // An answer that arrived is recorded even while stopping (stop() waits for it).
+    if (!this.deps.store.db.open) return;
     const now = this.deps.now();
     if (status !== null && status >= 200 && status < 300) {
       wh.finish(d.id, 'delivered', attempts, status, null, now);
