@@ -1,7 +1,7 @@
 // `tend daemon run`: own the data dir, serve the API, run the pass every TEND_DAEMON_INTERVAL_MS,
 // write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM,
 // pass at once on SIGUSR2.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startApi, type ApiServer } from '../api/server.js';
@@ -45,6 +45,7 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   }
   let own: Ownership;
   try {
+    mkdirSync(o.dataDir, { recursive: true });
     own = claimOwnership(o.dataDir);
   } catch (err) {
     log(`tend daemon: ${(err as Error).message}`);

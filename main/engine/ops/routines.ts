@@ -70,7 +70,7 @@ export function saveRoutine(store: Store, input: unknown, ctx: NormalizeContext,
   return { def, result };
 }
 
-/** `edit`: the stored definition's fields, overlaid with the given ones. */
+/** `edit`: the stored definition's fields, overlaid with the given ones; a field given as null is cleared. */
 export function editRoutine(store: Store, id: string, changes: Record<string, unknown>, ctx: NormalizeContext): RoutineDef {
   const existing = store.routines.get(id);
   if (!existing) throw notFound(`routine ${id}`);
@@ -84,7 +84,8 @@ export function editRoutine(store: Store, id: string, changes: Record<string, un
     delete base.heartbeat;
   }
   const merged: Record<string, unknown> = { ...base, ...changes, id };
-  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  // `null` clears an optional field (a timeout, a revision…) back to its default.
+  for (const [k, v] of Object.entries(merged)) if (v === undefined || v === null) delete merged[k];
   return saveRoutine(store, merged, ctx, 'update').def;
 }
 
