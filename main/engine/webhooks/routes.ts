@@ -1,17 +1,14 @@
-// Webhook routes for the UI and scripts (admin token): the receivers, and the delivery log.
+// Webhook routes for the UI and scripts (admin token):
+//   GET /api/webhooks                  receivers (URLs redacted, secrets never shown)
+//   POST /api/webhooks                 add one: {url, routine?, events?, secret?}
+//   DELETE /api/webhooks/:id           remove one (its queued deliveries are dropped)
+//   GET /api/webhooks/deliveries       the delivery log, newest first, with counts by state (?limit=)
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ApiContext } from '../api/server.js';
 import { zodIssues } from '../domain/schema.js';
 import { invalid, TendError } from '../errors.js';
 import { addWebhook, deliveryLog, listWebhooks, parseWebhookId, removeWebhook, viewWebhook } from './ops.js';
-
-export const WEBHOOK_ROUTES = [
-  { method: 'GET', path: '/api/webhooks', summary: 'Webhook receivers (URLs redacted, secrets never shown)' },
-  { method: 'POST', path: '/api/webhooks', summary: 'Add a receiver: {url, routine?, events?, secret?}' },
-  { method: 'DELETE', path: '/api/webhooks/:id', summary: 'Remove a receiver (its queued deliveries are dropped)' },
-  { method: 'GET', path: '/api/webhooks/deliveries', summary: 'The delivery log, newest first, with counts by state' },
-] as const;
 
 const LogQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).optional() });
 
