@@ -84,7 +84,10 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
     },
     async cancel(handle: Handle, graceMs: number): Promise<void> {
       const ref = refOf(handle);
-      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, clock.now());
+      const now = clock.now();
+      // Asked again while a cancel is on its way (every pass sees the run still running): one is enough.
+      if (store.pool.cancelSent(computer, ref.runId, now - COMMAND_TTL_MS - graceMs)) return;
+      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, now);
       wake(computer);
     },
   };

@@ -72,6 +72,11 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const store = engine.store;
   const worker = { scope: 'worker' as const };
   // Closing waits for open requests: long polls must not hold a stopping daemon for their full wait.
+  // Commands queued by another process (the CLI cancelling a job) reach a waiting worker with the
+  // pass that process asks the daemon for, not when the long poll runs out.
+  engine.bus.on('pass', () => {
+    for (const computer of store.pool.queuedComputers()) engine.wake.commandsFor(computer);
+  });
   app.addHook('preClose', async () => engine.wake.close());
 
   app.get('/api/worker/commands', { config: worker }, async (req, reply) => {

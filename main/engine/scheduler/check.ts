@@ -7,6 +7,7 @@ import type { LedgerEntry } from '../store/ledger.js';
 import type { Ctx } from './context.js';
 import { finalizeBatch } from './finalize.js';
 import { moveJob, moveRun } from './moves.js';
+import { stopAsync } from './supervise.js';
 
 /** Quick deaths: a realtime process up for less than this. */
 export const QUICK_DEATH_MS = 60_000;
@@ -79,6 +80,11 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   }
   const run = ctx.store.runs.get(entry.refId);
   if (!run) return;
+  if (run.status === 'STOPPED' || run.status === 'CANCELLED') {
+    // Stopped by hand (perhaps from the CLI, which cannot reach a worker host) yet still running.
+    stopAsync(ctx, run);
+    return;
+  }
   if (heartbeatAt !== null && (run.heartbeatAt === null || heartbeatAt > run.heartbeatAt)) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
   if (run.status !== 'STARTING') return;
   ctx.tx(() => {

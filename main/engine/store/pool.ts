@@ -85,6 +85,9 @@ export class PoolStore {
       markFetched: db.prepare(`UPDATE commands SET fate = 'fetched', fetched_at = ? WHERE id = ? AND fate = 'queued'`),
       command: db.prepare(`SELECT * FROM commands WHERE id = ?`),
       recentCommands: db.prepare(`SELECT * FROM commands ORDER BY id DESC LIMIT ?`),
+      pendingCancel: db.prepare(`SELECT 1 FROM commands WHERE computer = ? AND kind = 'cancel' AND fate != 'expired' AND created_at > ?
+        AND json_extract(payload, '$.runId') = ? LIMIT 1`).pluck(),
+      queuedComputers: db.prepare(`SELECT DISTINCT computer FROM commands WHERE fate = 'queued'`).pluck(),
       report: db.prepare(`SELECT * FROM remote_runs WHERE kind = ? AND ref_id = ?`),
       upsertReport: db.prepare(`INSERT INTO remote_runs (kind, ref_id, computer, state, pid, exit_code, signal, reason, run_dir, started_at, ended_at, heartbeat_at, updated_at)
         VALUES (@kind, @refId, @computer, @state, @pid, @exitCode, @signal, @reason, @runDir, @startedAt, @endedAt, @heartbeatAt, @now)
@@ -129,6 +132,16 @@ export class PoolStore {
   command(id: number): Command | null {
     const r = this.s.command.get(id) as CommandRecord | undefined;
     return r ? toCommand(r) : null;
+  }
+
+  /** A cancel for this run sent since `since` that has not expired: no need to send another. */
+  cancelSent(computer: string, runId: string, since: number): boolean {
+    return this.s.pendingCancel.get(computer, since, runId) !== undefined;
+  }
+
+  /** Computers with commands waiting to be fetched. */
+  queuedComputers(): string[] {
+    return this.s.queuedComputers.all() as string[];
   }
 
   recentCommands(limit = 100): Command[] {
