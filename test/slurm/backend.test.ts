@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle, Outcome, PollState } from '../../main/engine/backend.js';
 import { isSuccess } from '../../main/engine/backend.js';
 import { readSentinel } from '../../worker/local/jobdir.js';
-import { createSlurmBackend, type SlurmBackend } from '../../worker/slurm/index.js';
+import { createSlurmBackend, jobNameFor, type SlurmBackend } from '../../worker/slurm/index.js';
 import { readSlurmRecord } from '../../worker/slurm/jobdir.js';
 import { waitFor } from '../helpers/wait.js';
-import { accounting, countingRunner, ensureCluster, FIXTURES, HAVE_SLURM, jobSpec, jobsNamed, lockCluster, scratch, SKIP_MESSAGE, slurm, type CountingRunner } from './helpers.js';
+import { accounting, cancelJobsUnder, countingRunner, ensureCluster, FIXTURES, HAVE_SLURM, jobSpec, jobsNamed, lockCluster, scratch, SKIP_MESSAGE, slurm, type CountingRunner } from './helpers.js';
 
 const fx = (name: string) => join(FIXTURES, name);
 
@@ -34,8 +34,7 @@ describe.runIf(HAVE_SLURM).concurrent('Slurm backend on a real cluster', () => {
 
   afterAll(async () => {
     // Nothing of ours may outlive the tests in the cluster.
-    const mine = slurm('squeue', ['--noheader', '--format=%i|%j']).split('\n').filter((l) => l.includes(`|tend:t${process.pid}-`));
-    for (const l of mine) slurm('scancel', [l.split('|')[0]!]);
+    if (box) cancelJobsUnder(box.dir);
     box?.remove();
     await unlock?.();
   });
@@ -79,7 +78,7 @@ describe.runIf(HAVE_SLURM).concurrent('Slurm backend on a real cluster', () => {
     const manifest = JSON.parse(readFileSync(join(spec.runDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest).toMatchObject({ backend: 'slurm', runId: spec.runId, envNames: ['GREETING'], slurm: { cluster: 'tend', jobId: handle['jobId'] } });
     expect(JSON.stringify(manifest)).not.toContain('hunter2');
-    expect(readSlurmRecord(spec.runDir)).toMatchObject({ cluster: 'tend', jobId: handle['jobId'], jobName: `tend:${spec.runId}` });
+    expect(readSlurmRecord(spec.runDir)).toMatchObject({ cluster: 'tend', jobId: handle['jobId'], jobName: jobNameFor(spec.runId, spec.runDir) });
 
     // Slurm's own view: COMPLETED 0:0, and the command line (with its secret) is not in the job record.
     expect(await accounting(String(handle['jobId']))).toEqual({ state: 'COMPLETED', exit: '0:0' });
@@ -156,7 +155,7 @@ describe.runIf(HAVE_SLURM).concurrent('Slurm backend on a real cluster', () => {
     const { outcome } = await settle(adopted);
     expect(outcome.exitCode).toBe(0);
     expect(readFileSync(String(spec.args[0]), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
-    expect(jobsNamed(`tend:${spec.runId}`)).toEqual([String(first['jobId'])]);
+    expect(jobsNamed(jobNameFor(spec.runId, spec.runDir))).toEqual([String(first['jobId'])]);
   });
 
   it('passes partition, time, cpus, memory and extra flags to sbatch', async () => {

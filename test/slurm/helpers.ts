@@ -116,6 +116,17 @@ export function jobsNamed(name: string): string[] {
   return [...new Set([...live, ...past])].sort();
 }
 
+/** scancel every job whose working directory (its run dir) is under `dir`: no test leaves jobs behind. */
+export function cancelJobsUnder(dir: string): string[] {
+  const ids = slurm('squeue', ['--noheader', '--format=%i|%Z'])
+    .split('\n')
+    .map((l) => l.split('|'))
+    .filter(([id, wd]) => id && wd && wd.startsWith(dir))
+    .map(([id]) => id!.trim());
+  if (ids.length > 0) slurm('scancel', ids);
+  return ids;
+}
+
 const LOCK = join(tmpdir(), 'tend-slurm-tests.lock');
 
 /**

@@ -2,6 +2,7 @@
 // streams and the sentinel, all written on the node by run.sh), plus slurm.sh, the batch script
 // given to `sbatch --parsable`. Idempotent per run dir: a directory that records a Slurm job id
 // is adopted; one whose sbatch may have run before a crash is looked up by job name first.
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -27,9 +28,12 @@ export interface SubmitContext {
   baseEnv?: NodeJS.ProcessEnv;
 }
 
-/** The job name: how a resubmission finds a job whose id never reached the run dir. */
-export function jobNameFor(runId: string): string {
-  return `tend:${runId}`.slice(0, 200);
+/**
+ * The job name: how a resubmission finds a job whose id never reached the run dir. Run ids of
+ * batch jobs (`job-12`) repeat across data dirs, so the name also holds a digest of the run dir.
+ */
+export function jobNameFor(runId: string, runDir: string): string {
+  return `tend:${runId.slice(0, 150)}:${createHash('sha256').update(runDir).digest('hex').slice(0, 12)}`;
 }
 
 function validate(spec: JobSpec): void {
@@ -76,7 +80,7 @@ function parseParsable(stdout: string): { jobId: string; cluster: string | null 
 export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise<SlurmHandle> {
   validate(spec);
   const runDir = spec.runDir;
-  const jobName = jobNameFor(spec.runId);
+  const jobName = jobNameFor(spec.runId, runDir);
 
   // Adoption: submitted already (slurm.json), or perhaps (a manifest but no id yet).
   const adopted = handleFromRunDir(runDir, spec.runId);

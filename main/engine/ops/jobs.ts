@@ -1,6 +1,7 @@
 // One-off batch jobs: post (validated, dependencies checked for existence and cycles), cancel.
 import { z } from 'zod';
-import { zodIssues } from '../domain/schema.js';
+import { localComputer, zodIssues } from '../domain/schema.js';
+import { SlurmOptionsSchema } from '../domain/slurm.js';
 import type { JobRow } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -15,6 +16,9 @@ export const JobInputSchema = z.strictObject({
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional(),
   computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
   after: z.array(z.number().int().positive()).max(10_000).optional(),
+  /** slurm: submitted with sbatch by the Tend host it is posted to (never fetched by a remote worker). */
+  backend: z.enum(['local', 'slurm']).optional(),
+  slurm: SlurmOptionsSchema.optional(),
 });
 
 export type JobInput = z.input<typeof JobInputSchema>;
@@ -23,6 +27,7 @@ export function postJob(store: Store, input: unknown, now: number): JobRow {
   const parsed = JobInputSchema.safeParse(input);
   if (!parsed.success) throw invalid(zodIssues(parsed.error));
   const j = parsed.data;
+  if (j.slurm !== undefined && j.backend !== 'slurm') throw invalid({ path: 'slurm', message: 'slurm options need backend: slurm' });
   const deps = [...new Set(j.after ?? [])];
   return store.tx(() => {
     const issues: Issue[] = [];
@@ -36,7 +41,18 @@ export function postJob(store: Store, input: unknown, now: number): JobRow {
     const dead = deps.find((_, i) => statuses[i] === 'ERROR' || statuses[i] === 'CANCEL');
     const status = deps.length === 0 || statuses.every((s) => s === 'COMPLETED') ? 'PENDING' : 'WAITING';
     const id = store.jobs.insert(
-      { name: j.name ?? [j.command, ...(j.args ?? [])].join(' ').slice(0, 80), command: j.command, args: j.args ?? [], cwd: j.cwd ?? null, env: j.env ?? {}, computer: j.computer ?? null, dependencies: deps },
+      {
+        name: j.name ?? [j.command, ...(j.args ?? [])].join(' ').slice(0, 80),
+        command: j.command,
+        args: j.args ?? [],
+        cwd: j.cwd ?? null,
+        env: j.env ?? {},
+        // A Slurm job is submitted by this host: addressed to it, no remote worker claims it.
+        computer: j.computer ?? (j.backend === 'slurm' ? localComputer() : null),
+        dependencies: deps,
+        backend: j.backend ?? null,
+        slurm: j.backend === 'slurm' ? (j.slurm ?? {}) : null,
+      },
       status,
       now,
     );

@@ -1,3 +1,4 @@
+import type { SlurmOptions } from '../domain/slurm.js';
 import type { JobRow, JobStatus } from '../domain/types.js';
 import type { DB } from './db.js';
 
@@ -10,6 +11,7 @@ interface JobRecord {
   env: string;
   computer: string | null;
   backend: string | null;
+  slurm: string | null;
   status: JobStatus;
   reason: string | null;
   exit_code: number | null;
@@ -39,6 +41,7 @@ function toJob(r: JobRecord): JobRow {
     signal: r.signal,
     runDir: r.run_dir,
     backend: r.backend,
+    slurm: r.slurm === null ? null : (JSON.parse(r.slurm) as SlurmOptions),
     dependencies: r.deps ? r.deps.split(',').map(Number).sort((a, b) => a - b) : [],
     createdAt: r.created_at,
     startedAt: r.started_at,
@@ -76,6 +79,9 @@ export interface NewJob {
   env: Record<string, string>;
   computer: string | null;
   dependencies: number[];
+  /** Chosen at post (`slurm`); null: decided when claimed (local, or a remote worker). */
+  backend?: string | null;
+  slurm?: SlurmOptions | null;
 }
 
 export class JobStore {
@@ -83,8 +89,8 @@ export class JobStore {
   private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
   constructor(private readonly db: DB) {
     this.s = {
-      insert: db.prepare(`INSERT INTO jobs (name, command, args, cwd, env, computer, status, created_at, updated_at)
-        VALUES (@name, @command, @args, @cwd, @env, @computer, @status, @now, @now)`),
+      insert: db.prepare(`INSERT INTO jobs (name, command, args, cwd, env, computer, backend, slurm, status, created_at, updated_at)
+        VALUES (@name, @command, @args, @cwd, @env, @computer, @backend, @slurm, @status, @now, @now)`),
       addDep: db.prepare(`INSERT INTO job_deps (job_id, depends_on) VALUES (?, ?)`),
       get: db.prepare(`${SELECT} WHERE j.id = ?`),
       exists: db.prepare(`SELECT status FROM jobs WHERE id = ?`).pluck(),
@@ -99,7 +105,18 @@ export class JobStore {
 
   /** Caller validates dependencies (existence, cycles) and holds the transaction. */
   insert(job: NewJob, status: JobStatus, now: number): number {
-    const info = this.s.insert.run({ ...job, args: JSON.stringify(job.args), env: JSON.stringify(job.env), status, now });
+    const info = this.s.insert.run({
+      name: job.name,
+      command: job.command,
+      cwd: job.cwd,
+      computer: job.computer,
+      args: JSON.stringify(job.args),
+      env: JSON.stringify(job.env),
+      backend: job.backend ?? null,
+      slurm: job.slurm ? JSON.stringify(job.slurm) : null,
+      status,
+      now,
+    });
     const id = Number(info.lastInsertRowid);
     for (const dep of job.dependencies) this.s.addDep.run(id, dep);
     return id;

@@ -235,6 +235,14 @@ CREATE TABLE webhook_trouble (
 INSERT INTO meta (key, value) SELECT 'webhooks_cursor', CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events;
 `,
   },
+  {
+    version: 3,
+    description: 'batch jobs may choose the Slurm backend at post: its sbatch options',
+    sql: `
+-- JSON of SlurmOptions (partition, time, cpus, memory, extra flags) for jobs posted with backend 'slurm'.
+ALTER TABLE jobs ADD COLUMN slurm TEXT;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
