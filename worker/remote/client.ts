@@ -15,12 +15,12 @@ export class ApiClient {
     let text: string;
     let res: Response;
     try {
-      res = await fetch(new URL(path, this.server), {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: own.signal,
-      });
+      const init: RequestInit = { method, headers: { authorization: `Bearer ${this.token}` }, signal: own.signal };
+      if (body !== undefined && method !== 'GET') {
+        init.headers = { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
+        init.body = JSON.stringify(body);
+      }
+      res = await fetch(new URL(path, this.server), init);
       text = await res.text();
     } finally {
       signal?.removeEventListener('abort', abort);

@@ -10,7 +10,8 @@ export class Wake {
   close(): void {
     this.closed = true;
     this.jobsAvailable();
-    for (const computer of [...this.commands.keys()]) this.commandsFor(computer);
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const computer of this.commands.keys()) this.commandsFor(computer);
   }
 
   commandsFor(computer: string): void {
