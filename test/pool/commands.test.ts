@@ -80,7 +80,7 @@ describe('commands', () => {
 
   it('makes the routines of a worker gone silent DELAYED, not ERROR, with a reason naming it', async () => {
     box = scratch('tend-silent-');
-    pool = await Pool.start(box.dir, { env: { TEND_WORKER_OFFLINE_MS: '1500' } });
+    pool = await Pool.start(box.dir, { env: { TEND_WORKER_OFFLINE_MS: '3000' } });
     const w = pool.worker('u@w2');
     const marker = join(box.dir, 'marker');
     pool.tendOk('routine', 'add', 'u@w2:job', ...FAR, '--tolerance', '1s', '--', 'sh', MARK, marker, 'w2');
@@ -92,14 +92,14 @@ describe('commands', () => {
     const feed = await waitFor(() => pool!.db.runs('u@w2:feed').find((r) => r.status === 'RUNNING'), 20_000, 'the realtime routine to run on w2');
     const mark = pool.db.get<{ id: number }>(`SELECT MAX(id) AS id FROM events`)!.id;
     const seen = pool.db.worker('u@w2')!.last_seen!;
-    await waitFor(() => pool!.db.worker('u@w2')!.last_seen! > seen + 1500, 10_000, 'w2 to be seen again while connected');
+    await waitFor(() => pool!.db.worker('u@w2')!.last_seen! > seen + 3000, 15_000, 'w2 to be seen again while connected');
     pool.tendOk('routine', 'run', 'u@w2:job', '--no-wait');
     await waitFor(() => pool!.db.runs('u@w2:job').some((r) => r.status === 'COMPLETED'), 20_000, 'a run on the connected worker');
     expect(pool.db.events('backend:paused').filter((e) => e.id > mark)).toEqual([]);
 
     await w.kill('SIGKILL');
     // Not offline yet (seen within the threshold): wait until it is, so the next run waits.
-    await waitFor(() => Date.now() - pool!.db.worker('u@w2')!.last_seen! > 2000, 10_000, 'w2 to fall silent');
+    await waitFor(() => Date.now() - pool!.db.worker('u@w2')!.last_seen! > 4000, 15_000, 'w2 to fall silent');
     pool.tendOk('routine', 'run', 'u@w2:job', '--no-wait');
     const run = await waitFor(() => pool!.db.runs('u@w2:job').find((r) => r.status === 'DELAYED'), 15_000, 'the run to be DELAYED');
     expect(run.reason).toMatch(/worker u@w2 offline since/);

@@ -75,7 +75,7 @@ describe('external routines', () => {
     pool.tendOk('routine', 'add', 'u@ext:feed', '--realtime', '--external', '--heartbeat', '1s', '--grace', '1s');
     reportOk('u@ext:feed', 'start');
     const [run] = runsOf('u@ext:feed');
-    // Beating every 250 ms for three seconds, past the grace and three intervals: stays RUNNING.
+    // Beating every 100 ms for three seconds, past the grace and three intervals: stays RUNNING.
     // (Straight over HTTP: a CLI start per beat is about as slow as the interval on a busy machine.)
     const until = Date.now() + 3000;
     let lastBeat = 0;
@@ -84,7 +84,7 @@ describe('external routines', () => {
       const beat = await pool.http('POST', `/api/external/${encodeURIComponent('u@ext:feed')}/heartbeat`, {});
       expect(beat.status).toBe(200);
       expect(runsOf('u@ext:feed').map((r) => r.status)).toEqual(['RUNNING']);
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 100));
     }
     const dead = await waitFor(() => runsOf('u@ext:feed').find((r) => r.status === 'ERROR'), 15_000, 'the silent routine to be ERROR');
     // Not before a whole interval of silence (the daemon stamped the last beat after we sent it).
