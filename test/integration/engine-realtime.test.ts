@@ -45,7 +45,7 @@ describe('restart on exit', () => {
     expect(second.runDir).not.toBe(ended.runDir);
     expect(rec2.pid).not.toBe(rec1?.pid);
     expect(alive(rec2.pid)).toBe(true);
-    const { starts, deaths } = stamps(file);
+    const { starts, deaths } = await waitFor(() => (stamps(file).starts.has(2) ? stamps(file) : null), 5000, 'the second process to note its start');
     expect(starts.get(2)?.pid).toBe(rec2.pid);
     // The gap from death to the new process (measured, not asserted: see bench/restart.ts).
     console.log(`first restart: ${starts.get(2)!.at - deaths.get(1)!} ms from exit to the new process`);

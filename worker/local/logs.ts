@@ -117,6 +117,8 @@ export function logBytesOnDisk(runDir: string, stream: Stream): number {
 export interface FollowOptions {
   /** Newest bytes already written to yield first (default 64 KiB; 0 = only new output). */
   tailBytes?: number;
+  /** Applied to that tail before it is yielded (e.g. keep its last N lines). */
+  tailFilter?: (text: string) => string;
   /** How often to look for new output (default 200 ms). */
   intervalMs?: number;
   signal?: AbortSignal;
@@ -150,7 +152,11 @@ export async function* followLog(runDir: string, stream: Stream, opts: FollowOpt
   if (pair.prev !== null) closeSync(pair.prev);
 
   try {
-    if (tail.length > 0) yield decoder.decode(tail, { stream: true });
+    if (tail.length > 0) {
+      const text = decoder.decode(tail, { stream: true });
+      const shown = opts.tailFilter ? opts.tailFilter(text) : text;
+      if (shown) yield shown;
+    }
     for (;;) {
       if (opts.signal?.aborted) return;
       const finished = jobFinished(runDir);

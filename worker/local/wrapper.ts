@@ -31,18 +31,22 @@ export function wrapperScript(p: WrapperParams): string {
 # - copies its stdout / stderr into stdout.log / stderr.log; when a log reaches $half bytes it is
 #   renamed to *.log.1 (replacing the previous one) and a new log is started, so each stream keeps
 #   at most 2 x half bytes on disk, always the newest;
-# - writes {wrapperPid, wrapperStartTime, pid, startTime} to pid.json (tmp + rename), start times
-#   being field 22 of /proc/<pid>/stat;
+# - writes {wrapperPid, wrapperStartTime, pid, startTime} to pid.json, start times being field 22
+#   of /proc/<pid>/stat (one write of a complete line into a file that did not exist: readers see
+#   no file, an empty one or the whole record, and take the first two as "not yet");
 # - passes TERM / INT / HUP it receives on to the routine's process group and keeps waiting;
 # - when the routine ends, writes its exit code, signal:NAME (status 129-192 is taken as death by
 #   signal 1-64, as shells do) or error:MESSAGE to .exit_code.tmp, then renames it to exit_code.
+#
+# Every job pays for what this script forks, so it forks little: no command substitutions on the
+# common path, log pipes from process substitution (no mkfifo, nothing to clean up), one reader
+# per stream, one rename for the sentinel.
 set -u
 # The wrapper's own tools are looked up with the standard directories appended; the routine gets
 # the PATH it was given.
 had_path=\${PATH+x}
 given_path=\${PATH-}
 PATH="\${PATH:+$PATH:}/usr/local/bin:/usr/bin:/bin"
-setsid_bin=$(command -v setsid) || setsid_bin=setsid
 dir=${shQuote(p.runDir)}
 workdir=${shQuote(p.cwd)}
 half=${Math.max(1, Math.floor(p.halfCapBytes))}
@@ -51,29 +55,38 @@ finish() {
   printf '%s\\n' "$1" > "$dir/.exit_code.tmp" && mv -f -- "$dir/.exit_code.tmp" "$dir/exit_code"
 }
 
+# starttime PID: sets st to field 22 of /proc/PID/stat (empty if gone), without a subshell.
 starttime() {
   local s f
-  read -r s < "/proc/$1/stat" 2>/dev/null || return 0
+  st=
+  read -r s < "/proc/$1/stat" 2> /dev/null || return 0
   s=\${s##*) }
   read -r -a f <<< "$s"
-  printf '%s' "\${f[19]:-}"
+  st=\${f[19]:-}
 }
 
 # Claim the job directory (O_EXCL through noclobber): of two wrappers started for one run (a
 # launcher killed between spawn and record, then a resubmission), exactly one runs the routine.
+starttime $$
+ws=$st
 set -C
-ws=$(starttime $$)
 if ! { printf '%s %s\\n' "$$" "\${ws:-null}" > "$dir/launched"; } 2> /dev/null; then
   exit 0
 fi
 set +C
+
+# Resolved now (hashed, no fork), while PATH has the standard directories.
+setsid_bin=setsid
+hash setsid 2> /dev/null && setsid_bin=\${BASH_CMDS[setsid]}
+unbuffered=
+hash stdbuf 2> /dev/null && unbuffered="\${BASH_CMDS[stdbuf]} -o0"
 
 child=
 trapped=0
 forward() {
   trapped=1
   [ -n "$child" ] || return 0
-  kill -s "$1" -- "-$child" 2>/dev/null || kill -s "$1" "$child" 2>/dev/null
+  kill -s "$1" -- "-$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
   return 0
 }
 trap 'forward TERM' TERM
@@ -82,16 +95,24 @@ trap 'forward HUP' HUP
 
 # cap LOG < stream: copy the stream to LOG, rotating LOG to LOG.1 each time it reaches $half bytes.
 # head -c never reads past its count; stdbuf -o0 makes it write each read at once (GNU head
-# buffers its output otherwise, and followers would see the log in 4 KiB steps).
-unbuffered=
-command -v stdbuf > /dev/null 2>&1 && unbuffered='stdbuf -o0'
+# buffers its output otherwise, and followers would see the log in 4 KiB steps). Whether there is
+# (more) output is told by reading one byte with the read builtin first, so a stream that stays
+# empty costs no process at all (bash drops a NUL byte read there: at most the NUL bytes right at
+# the start of a file are lost).
 cap() {
-  local size
-  while :; do
-    $unbuffered head -c "$half" > "$1" || break
-    size=$(wc -c < "$1") || break
-    [ "$size" -ge "$half" ] || break
-    mv -f -- "$1" "$1.1"
+  trap '' TERM INT HUP
+  local c size=0
+  LC_ALL=C
+  : > "$1"
+  while IFS= read -r -d '' -N 1 c; do
+    if [ "$size" -ge "$half" ]; then
+      mv -f -- "$1" "$1.1"
+      printf '%s' "$c" > "$1"
+    else
+      printf '%s' "$c" >> "$1"
+    fi
+    $unbuffered head -c "$((half - 1))" >> "$1"
+    size=$half
   done
 }
 
@@ -104,28 +125,25 @@ if ! cd -- "$workdir"; then
   exit 0
 fi
 
-rm -f -- "$dir/.stdout.pipe" "$dir/.stderr.pipe"
-if ! mkfifo -m 600 -- "$dir/.stdout.pipe" "$dir/.stderr.pipe"; then
-  finish "error:cannot create the output pipes in $dir"
-  exit 0
-fi
-( trap '' TERM INT HUP; cap "$dir/stdout.log" ) < "$dir/.stdout.pipe" &
+exec {out}> >(cap "$dir/stdout.log")
 cap_out=$!
-( trap '' TERM INT HUP; cap "$dir/stderr.log" ) < "$dir/.stderr.pipe" &
+exec {err}> >(cap "$dir/stderr.log")
 cap_err=$!
 (
   # This subshell becomes the routine (exec keeps the pid and the start time), so it records
   # itself: it is alive while it reads its own /proc entry, however soon the routine exits.
   trap - TERM INT HUP QUIT
   me=$BASHPID
-  cs=$(starttime "$me")
+  starttime "$me"
   printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' \\
-    $$ "\${ws:-null}" "$me" "\${cs:-null}" > "$dir/.pid.json.tmp" \\
-    && mv -f -- "$dir/.pid.json.tmp" "$dir/pid.json"
+    $$ "\${ws:-null}" "$me" "\${st:-null}" > "$dir/pid.json"
   if [ -n "$had_path" ]; then PATH=$given_path; else unset PATH; fi
+  exec {out}>&- {err}>&-
   exec "$setsid_bin" -- "$@"
-) > "$dir/.stdout.pipe" 2> "$dir/.stderr.pipe" < /dev/null &
+) >&$out 2>&$err < /dev/null &
 child=$!
+# Only the routine (and what it starts) holds the pipes now: the readers end when it does.
+exec {out}>&- {err}>&-
 
 while :; do
   trapped=0
@@ -134,22 +152,24 @@ while :; do
   [ "$trapped" = 1 ] || break
 done
 
-if [ "$status" -gt 128 ] && [ "$status" -le 192 ] && name=$(kill -l "$status" 2>/dev/null); then
+if [ "$status" -gt 128 ] && [ "$status" -le 192 ] && name=$(kill -l "$status" 2> /dev/null); then
   result="signal:$name"
 else
   result=$status
 fi
 
-# Let the captured output drain before the sentinel, but never wait long for it: a grandchild
-# left running may hold the pipes open for as long as it lives.
-for ((i = 0; i < 40; i++)); do
-  kill -0 "$cap_out" 2>/dev/null || kill -0 "$cap_err" 2>/dev/null || break
-  sleep 0.05
+# Let the captured output drain before the sentinel, but never wait long for it (2 s): a
+# grandchild left running may hold the pipes open for as long as it lives. The 5 ms naps are
+# reads with a timeout on a pipe nobody writes to (a builtin: no process per nap).
+tick=
+for ((i = 0; i < 420; i++)); do
+  kill -0 "$cap_out" 2> /dev/null || kill -0 "$cap_err" 2> /dev/null || break
+  [ -n "$tick" ] || exec {tick}<> <(:)
+  if [ "$i" -lt 20 ]; then nap=0.001; else nap=0.005; fi
+  read -r -t "$nap" -u "$tick" _ 2> /dev/null
 done
 
 finish "$result"
-wait "$cap_out" "$cap_err" 2>/dev/null
-rm -f -- "$dir/.stdout.pipe" "$dir/.stderr.pipe"
 exit 0
 `;
 }

@@ -25,21 +25,23 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
   }
   const { tailLog, followLog } = await import('../../../worker/local/logs.js');
   const stream = o.stream as 'stdout' | 'stderr';
-  if (o.runDir) {
-    let text = tailLog(o.runDir, stream, TAIL_BYTES);
-    if (lines !== null) {
-      const all = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
-      text = lines === 0 ? '' : all.slice(-lines).join('\n') + (text.endsWith('\n') ? '\n' : '');
-    }
-    process.stdout.write(text);
+  const lastLines = (text: string): string => {
+    if (lines === null) return text;
+    const all = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
+    return lines === 0 ? '' : all.slice(-lines).join('\n') + (text.endsWith('\n') ? '\n' : '');
+  };
+  if (!o.runDir) return;
+  if (!o.follow) {
+    process.stdout.write(lastLines(tailLog(o.runDir, stream, TAIL_BYTES)));
+    return;
   }
-  if (!o.follow || !o.runDir) return;
   const stop = new AbortController();
   const onSig = () => stop.abort();
   process.once('SIGINT', onSig);
   try {
+    // The tail and what follows come from one reader, so nothing written in between is lost.
     // Ends by itself once the job is over and everything it wrote was read.
-    for await (const chunk of followLog(o.runDir, stream, { signal: stop.signal, tailBytes: 0 })) process.stdout.write(chunk);
+    for await (const chunk of followLog(o.runDir, stream, { signal: stop.signal, tailBytes: TAIL_BYTES, tailFilter: lastLines })) process.stdout.write(chunk);
   } finally {
     process.off('SIGINT', onSig);
   }
