@@ -3,7 +3,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { TendError, toResultError } from '../errors.js';
-import type { EventRow } from '../store/events.js';
 import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
 import { dispatch, makeMethods } from './methods.js';
 import { openApiDocument } from './openapi.js';
@@ -54,7 +53,14 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   const host = o.host ?? process.env.TEND_API_HOST ?? '127.0.0.1';
   const port = o.port ?? Number(process.env.TEND_API_PORT ?? 0);
   const token = o.token ?? readApiFile(engine.dataDir)?.token ?? newToken();
-  const app = Fastify({ logger: false, bodyLimit: o.bodyLimit ?? 1024 * 1024, return503OnClosing: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: o.bodyLimit ?? 1024 * 1024,
+    return503OnClosing: true,
+    // Errors the router raises before any route (a URL that is not valid percent-encoding) answer
+    // in the same {ok: false, error} shape as everything else.
+    frameworkErrors: (err, _req, reply) => sendError(reply, err.statusCode ?? 400, { code: 'BAD_REQUEST', message: err.message }),
+  });
   const routes: ApiServer['routes'] = [];
   const streams = new Streams();
   app.decorateRequest('principal', null);
@@ -86,6 +92,8 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
     if (err instanceof TendError) return sendError(reply, STATUS[err.code] ?? 400, toResultError(err));
     const status = err.statusCode;
     if (status && status >= 400 && status < 500) return sendError(reply, status, { code: 'BAD_REQUEST', message: err.message });
+    // A path parameter whose percent-encoding is not UTF-8 (e.g. %ED%A0%80): the client's fault.
+    if (err instanceof URIError) return sendError(reply, 400, { code: 'BAD_REQUEST', message: `malformed URL encoding: ${err.message}` });
     engine.scheduler.ctx.log({ type: 'api:fault', level: 'error', message: err.message });
     return sendError(reply, 500, { code: 'INTERNAL', message: err.message });
   });
@@ -98,7 +106,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
       url: spec.path,
       config: { scope: spec.scope },
       handler: async (req) => {
-        const input = { ...(req.query as object), ...((req.body as object | null) ?? {}), ...(req.params as object) };
+        const input = { ...(req.query as object), ...(req.body as object | null), ...(req.params as object) };
         if (req.body !== undefined && req.body !== null && (typeof req.body !== 'object' || Array.isArray(req.body))) {
           throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
         }
@@ -109,7 +117,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
 
   const extra = (k: keyof typeof EXTRA_ROUTES) => ({ method: EXTRA_ROUTES[k].method, url: EXTRA_ROUTES[k].path, config: { scope: EXTRA_ROUTES[k].scope } });
   app.route({ ...extra('health'), handler: async () => ({ ok: true, value: { status: 'ok', pid: process.pid } }) });
-  app.route({ ...extra('openapi'), handler: async () => openApiDocument() });
+  app.route({ ...extra('openapi'), handler: async () => openApiDocument(routes) });
   app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, streams, req, reply) });
   app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, streams, req, reply) });
 

@@ -24,7 +24,16 @@ export function serveRenderer(app: FastifyInstance, root: string): void {
     url: '/*',
     config: { scope: 'public' },
     handler: async (req, reply) => {
-      const path = decodeURIComponent((req.params as { '*': string })['*'] || 'index.html');
+      const raw = (req.params as { '*': string })['*'] || 'index.html';
+      // An API path lands here only when no API route matched it (e.g. a parameter longer than
+      // the router's limit): that is a 404 of the API, not the page.
+      if (raw === 'api' || raw.startsWith('api/')) return reply.code(404).send({ ok: false, error: { code: 'NOT_FOUND', message: `no route ${req.method} /${raw.split('?')[0]!.slice(0, 200)}` } });
+      let path: string;
+      try {
+        path = decodeURIComponent(raw);
+      } catch {
+        return reply.code(400).send({ ok: false, error: { code: 'BAD_REQUEST', message: 'malformed URL encoding' } });
+      }
       const file = normalize(join(root, path));
       const inside = file.startsWith(root.endsWith(sep) ? root : root + sep);
       const target = inside && existsSync(file) && statSync(file).isFile() ? file : join(root, 'index.html');

@@ -18,7 +18,8 @@ export class Streams {
   }
 
   closeAll(): void {
-    for (const end of [...this.open.keys()]) end();
+    // Each end() unregisters itself: deleting the entry being visited is safe in a Map walk.
+    for (const end of this.open.keys()) end();
     this.open.clear();
   }
 
