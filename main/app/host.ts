@@ -3,11 +3,9 @@
 // (as 'app') and runs the engine in its own process, with the API too, so that the CLI and
 // browser mode work while the app runs.
 import { readApiFile } from '../engine/api/auth.js';
-import { startApi, type ApiServer } from '../engine/api/server.js';
-import { claimOwnership, isLiveOwner, readPidRecord, type Ownership, type PidRecord } from '../engine/daemon/ownership.js';
+import { isLiveOwner, readPidRecord, type PidRecord } from '../engine/daemon/ownership.js';
 import { nudgeDaemon } from '../engine/daemon/nudge.js';
-import { writeState, type DaemonState } from '../engine/daemon/state.js';
-import { Engine } from '../engine/engine.js';
+import { serve } from '../engine/daemon/serve.js';
 import { TendError, errorMessage } from '../engine/errors.js';
 import { tendVersion } from '../engine/version.js';
 import { engineClient, httpClient, type TendClient } from './client.js';
@@ -65,51 +63,16 @@ export async function startHost(o: HostOptions): Promise<Host> {
 
 async function own(o: HostOptions): Promise<Host> {
   const log = o.log ?? (() => undefined);
-  const ownership: Ownership = claimOwnership(o.dataDir, 'app');
-  let engine: Engine;
-  try {
-    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs ?? 1000 });
-  } catch (err) {
-    ownership.release();
-    throw err;
-  }
-  let api: ApiServer | null = null;
-  if (o.api ?? process.env.TEND_API !== 'off') {
-    try {
-      api = await startApi(engine, { rendererDir: o.rendererDir ?? null });
-      log(`API at ${api.url}`);
-    } catch (err) {
-      log(`API not started: ${errorMessage(err)}`);
-    }
-  }
-  // The same heartbeat file as `tend daemon run`: `tend daemon status` and doctor see the app.
-  const state: DaemonState = {
-    pid: process.pid,
-    startedAt: ownership.record.startedAt,
-    lastHeartbeat: new Date().toISOString(),
-    version: tendVersion(),
-    api: api ? { url: api.url } : null,
+  const served = await serve({
+    dataDir: o.dataDir,
     intervalMs: o.intervalMs ?? 1000,
-    lastPass: null,
-    clockJumps: 0,
-  };
-  const saveState = () => {
-    try {
-      writeState(o.dataDir, state);
-    } catch {
-      /* the next pass tries again */
-    }
-  };
-  saveState();
-  engine.bus.on('event', (e) => {
-    if (e.type === 'clock:jump') state.clockJumps++;
+    kind: 'app',
+    api: o.api ?? process.env.TEND_API !== 'off',
+    rendererDir: o.rendererDir ?? null,
+    log,
   });
-  engine.bus.on('pass', (p) => {
-    state.lastHeartbeat = new Date().toISOString();
-    state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
-    saveState();
-  });
-  engine.start();
+  const { engine, api } = served;
+  if (api) log(`API at ${api.url}`);
   const client = engineClient(engine);
   let closing: Promise<void> | null = null;
   return {
@@ -125,10 +88,7 @@ async function own(o: HostOptions): Promise<Host> {
     close() {
       closing ??= (async () => {
         client.close();
-        await api?.close().catch(() => undefined);
-        await engine.stop();
-        engine.store.close();
-        ownership.release();
+        await served.stop();
       })();
       return closing;
     },

@@ -1,17 +1,12 @@
 // `tend daemon run`: own the data dir, serve the API, run the pass every TEND_DAEMON_INTERVAL_MS,
 // write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM,
 // pass at once on SIGUSR2.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApi, type ApiServer } from '../api/server.js';
 import { paths } from '../datadir.js';
-import { Engine } from '../engine.js';
-import { tendVersion } from '../version.js';
-import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { RotatingLog } from './log.js';
-import { claimOwnership, type Ownership } from './ownership.js';
-import { writeState, type DaemonState } from './state.js';
+import { serve, type Served } from './serve.js';
 
 export interface RunOptions {
   dataDir: string;
@@ -43,54 +38,17 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     log(`tend daemon: ${(err as Error).message}`);
     return 2;
   }
-  let own: Ownership;
+  let served: Served;
   try {
-    mkdirSync(o.dataDir, { recursive: true });
-    own = claimOwnership(o.dataDir);
+    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log });
   } catch (err) {
     log(`tend daemon: ${(err as Error).message}`);
     return 1;
   }
-  let engine: Engine;
-  try {
-    engine = new Engine({ dataDir: o.dataDir, intervalMs, options: envOptions() });
-  } catch (err) {
-    log(`tend daemon: ${(err as Error).message}`);
-    own.release();
-    return 1;
-  }
-  let api: ApiServer | null = null;
-  if (o.api ?? process.env.TEND_API !== 'off') {
-    try {
-      api = await startApi(engine, { rendererDir: rendererDir() });
-      log(`API at ${api.url} (token in ${paths(o.dataDir).api}); open ${api.url}/#token=${api.token}`);
-    } catch (err) {
-      log(`tend daemon: API not started: ${(err as Error).message}`);
-    }
-  }
-  const state: DaemonState = {
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-    lastHeartbeat: new Date().toISOString(),
-    version: tendVersion(),
-    api: api ? { url: api.url } : null,
-    intervalMs,
-    lastPass: null,
-    clockJumps: 0,
-  };
-  writeState(o.dataDir, state);
+  const { engine, api } = served;
+  if (api) log(`API at ${api.url} (token in ${paths(o.dataDir).api}); open ${api.url}/#token=${api.token}`);
   engine.bus.on('event', (e) => {
-    if (e.type === 'clock:jump') state.clockJumps++;
     if (e.level !== 'info') log(`${e.level.toUpperCase()} ${e.type} ${e.routineId ?? (e.jobId !== null ? `job ${e.jobId}` : '')} ${e.message}`);
-  });
-  engine.bus.on('pass', (p) => {
-    state.lastHeartbeat = new Date().toISOString();
-    state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
-    try {
-      writeState(o.dataDir, state);
-    } catch {
-      /* next pass tries again */
-    }
   });
   let resolveStop!: () => void;
   const stopped = new Promise<void>((r) => (resolveStop = r));
@@ -99,16 +57,10 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   process.on('SIGINT', onStop);
   process.on('SIGTERM', onStop);
   process.on('SIGUSR2', onNudge);
-  const webhooks = startWebhookDelivery(engine, log);
   log(`tend daemon ${process.pid} owns ${o.dataDir} (pass every ${intervalMs} ms)`);
-  engine.start();
   await stopped;
   log('tend daemon stopping (running jobs keep running; the next daemon adopts them)');
-  await api?.close().catch(() => undefined);
-  await webhooks.stop();
-  await engine.stop();
-  engine.store.close();
-  own.release();
+  await served.stop();
   process.off('SIGINT', onStop);
   process.off('SIGTERM', onStop);
   process.off('SIGUSR2', onNudge);

@@ -1,0 +1,92 @@
+// Owning a data dir, the same for `tend daemon run` and the desktop app: claim the pidfile, start
+// the engine, serve the API, write daemon.state.json each pass, deliver webhooks; stop in order.
+import { mkdirSync } from 'node:fs';
+import { startApi, type ApiServer } from '../api/server.js';
+import { Engine, type EngineConfig } from '../engine.js';
+import { errorMessage } from '../errors.js';
+import { tendVersion } from '../version.js';
+import { startWebhookDelivery } from '../webhooks/daemon.js';
+import { claimOwnership, type Ownership } from './ownership.js';
+import { writeState, type DaemonState } from './state.js';
+
+export interface ServeOptions {
+  dataDir: string;
+  intervalMs: number;
+  kind: 'daemon' | 'app';
+  api: boolean;
+  rendererDir: string | null;
+  options?: EngineConfig['options'];
+  log: (line: string) => void;
+}
+
+export interface Served {
+  engine: Engine;
+  api: ApiServer | null;
+  ownership: Ownership;
+  stop(): Promise<void>;
+}
+
+/** Throws (having released what it took) when the data dir is owned or the store is refused. */
+export async function serve(o: ServeOptions): Promise<Served> {
+  mkdirSync(o.dataDir, { recursive: true });
+  const ownership = claimOwnership(o.dataDir, o.kind);
+  let engine: Engine;
+  try {
+    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options });
+  } catch (err) {
+    ownership.release();
+    throw err;
+  }
+  let api: ApiServer | null = null;
+  if (o.api) {
+    try {
+      api = await startApi(engine, { rendererDir: o.rendererDir });
+    } catch (err) {
+      o.log(`API not started: ${errorMessage(err)}`);
+    }
+  }
+  const state: DaemonState = {
+    pid: process.pid,
+    startedAt: ownership.record.startedAt,
+    lastHeartbeat: new Date().toISOString(),
+    version: tendVersion(),
+    api: api ? { url: api.url } : null,
+    intervalMs: o.intervalMs,
+    lastPass: null,
+    clockJumps: 0,
+  };
+  const save = () => {
+    try {
+      writeState(o.dataDir, state);
+    } catch {
+      /* the next pass tries again */
+    }
+  };
+  save();
+  engine.bus.on('event', (e) => {
+    if (e.type === 'clock:jump') state.clockJumps++;
+  });
+  engine.bus.on('pass', (p) => {
+    state.lastHeartbeat = new Date().toISOString();
+    state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
+    save();
+  });
+  const webhooks = startWebhookDelivery(engine, o.log);
+  engine.start();
+  let stopping: Promise<void> | null = null;
+  return {
+    engine,
+    api,
+    ownership,
+    stop() {
+      stopping ??= (async () => {
+        await api?.close().catch(() => undefined);
+        await webhooks.stop();
+        await engine.stop();
+        engine.store.close();
+        ownership.release();
+      })();
+      return stopping;
+    },
+  };
+}
