@@ -7,7 +7,7 @@ export interface Issue {
   message: string;
 }
 
-export type ErrorCode = 'INVALID' | 'NOT_FOUND' | 'CONFLICT' | 'REFUSED' | 'UNAVAILABLE';
+export type ErrorCode = 'INVALID' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'REFUSED' | 'UNAVAILABLE';
 
 export class TendError extends Error {
   readonly code: ErrorCode;

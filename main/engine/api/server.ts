@@ -38,7 +38,7 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-const STATUS: Record<string, number> = { INVALID: 400, NOT_FOUND: 404, CONFLICT: 409, REFUSED: 409, UNAVAILABLE: 503, INTERNAL: 500 };
+const STATUS: Record<string, number> = { INVALID: 400, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, REFUSED: 409, UNAVAILABLE: 503, INTERNAL: 500 };
 
 declare module 'fastify' {
   interface FastifyContextConfig {

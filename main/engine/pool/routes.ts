@@ -60,7 +60,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
 function computerOf(ctx: ApiContext, req: FastifyRequest, named: string | undefined): string {
   const who = ctx.principal(req);
   if (who?.kind === 'worker') {
-    if (named && named !== who.computer) throw new TendError('REFUSED', `this token belongs to ${who.computer}, not ${named}`);
+    if (named && named !== who.computer) throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}, not ${named}`);
     return who.computer;
   }
   if (!named) throw invalid({ path: 'computer', message: 'required with an admin token' });
@@ -134,7 +134,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const def = store.routines.get(p.id);
     const who = ctx.principal(req);
     if (def && who?.kind === 'worker' && def.computer !== who.computer) {
-      throw new TendError('REFUSED', `this token belongs to ${who.computer}; ${p.id} runs on ${def.computer}`);
+      throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}; ${p.id} runs on ${def.computer}`);
     }
     const run = engine.tx(() => reportExternal(store, (e) => engine.log(e), p.id, p.action, b, engine.clock.now()));
     engine.nudge();
