@@ -3,6 +3,7 @@
 // worker (the daemon alone, TEND_BATCH_SLOTS = 3N), measured in the same run with real processes,
 // real SQLite and real job directories. The pass runs only every 5 s, so throughput rests on the
 // wake-ups (exit nudges, long polls answered at once), never on a poll interval.
+// TEND_BENCH_POOL_JOBS (300), TEND_BENCH_POOL_SLOTS (N, 4), TEND_BENCH_POOL_ROUNDS (2).
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { Store } from '../main/engine/store/store.js';
-import { round } from './stats.js';
+import { median, round } from './stats.js';
 
 const TEND = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 const WORKERS = 3;
@@ -136,20 +137,27 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
 export async function benchPool() {
   const total = Number(process.env.TEND_BENCH_POOL_JOBS ?? 300);
   const slots = Number(process.env.TEND_BENCH_POOL_SLOTS ?? 4);
-  // In-process before and after the remote run, so drift in machine load shows and averages out.
-  const before = await measure(total, 'in-process', slots);
-  const remote = await measure(total, 'remote', slots);
-  const after = await measure(total, 'in-process', slots);
-  const inProcessPerSec = round((before.jobsPerSec + after.jobsPerSec) / 2, 1);
+  const rounds = Math.max(1, Number(process.env.TEND_BENCH_POOL_ROUNDS ?? 2));
+  // Interleaved (in-process, remote, in-process, …, in-process) so drift in the machine's load hits
+  // both sides alike; the medians are compared.
+  const inProcess: Result[] = [await measure(total, 'in-process', slots)];
+  const remote: Result[] = [];
+  for (let i = 0; i < rounds; i++) {
+    remote.push(await measure(total, 'remote', slots));
+    inProcess.push(await measure(total, 'in-process', slots));
+  }
+  const remotePerSec = median(remote.map((r) => r.jobsPerSec));
+  const inProcessPerSec = median(inProcess.map((r) => r.jobsPerSec));
   return {
     name: 'pool',
-    description: `${total} one-off batch jobs (/bin/true): ${WORKERS} tend worker processes on loopback with --batchjobs ${slots} each (daemon TEND_BATCH_SLOTS=0) vs the daemon's in-process worker with TEND_BATCH_SLOTS=${slots * WORKERS}; pass every ${PASS_MS / 1000} s, so wake-ups drive both`,
+    description: `${total} one-off batch jobs (/bin/true): ${WORKERS} tend worker processes on loopback with --batchjobs ${slots} each (daemon TEND_BATCH_SLOTS=0) vs the daemon's in-process worker with TEND_BATCH_SLOTS=${slots * WORKERS}; pass every ${PASS_MS / 1000} s, so wake-ups drive both; medians of interleaved runs`,
     jobs: total,
     workers: WORKERS,
     slotsPerWorker: slots,
-    remote,
-    inProcess: { before, after, jobsPerSec: inProcessPerSec },
-    ratio: round(remote.jobsPerSec / inProcessPerSec, 3),
+    remote: { jobsPerSec: remotePerSec, runs: remote },
+    inProcess: { jobsPerSec: inProcessPerSec, runs: inProcess },
+    ratio: round(remotePerSec / inProcessPerSec, 3),
+    loadAverage: os.loadavg().map((x) => round(x, 2)),
     targets: { ratio: 0.8 },
   };
 }
