@@ -6,11 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { benchDaemon } from './daemon.js';
 import { benchPass } from './pass.js';
 import { benchPool } from './pool.js';
+import { benchSlurm } from './slurm.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   pass: benchPass,
   daemon: benchDaemon,
   pool: benchPool,
+  slurm: benchSlurm,
 };
 
 const wanted = process.argv.slice(2);

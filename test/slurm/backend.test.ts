@@ -87,6 +87,14 @@ describe.runIf(HAVE_SLURM).concurrent('Slurm backend on a real cluster', () => {
     expect(record).toContain(`Command=${join(spec.runDir, 'slurm.sh')}`);
   });
 
+  it('delivers the command and its arguments to the routine byte for byte (spaces, quotes, newlines, empty)', async () => {
+    const args = ['%s|', 'two words', "it's", '"q"', '$(id) `id`', '', 'line1\nline2', 'ünï ✓'];
+    const spec = jobSpec(box.dir, '/usr/bin/printf', args);
+    const { outcome } = await settle(await backend.submit(spec));
+    expect(outcome.exitCode).toBe(0);
+    expect(readFileSync(join(spec.runDir, 'stdout.log'), 'utf8')).toBe(args.slice(1).map((a) => `${a}|`).join(''));
+  });
+
   it('reports exit 3 with Slurm FAILED in the reason (and Slurm records 3:0)', async () => {
     const handle = await backend.submit(jobSpec(box.dir, fx('exit3.sh')));
     const { outcome } = await settle(handle);

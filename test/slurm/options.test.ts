@@ -103,8 +103,9 @@ describe('slurm options', () => {
       expect(sbatch.args.join(' ')).not.toContain('hunter2');
       const env = sbatch.env!;
       expect(env['TEND_SLURM_ARGC']).toBe('3');
-      expect(Buffer.from(env['TEND_SLURM_ARG_0']!, 'base64').toString()).toBe(evil);
-      expect(Buffer.from(env['TEND_SLURM_ARG_1']!, 'base64').toString()).toBe('$(reboot)');
+      expect(env['TEND_SLURM_ARG_0']).toBe(evil);
+      expect(env['TEND_SLURM_ARG_1']).toBe('$(reboot)');
+      expect(env['TEND_SLURM_ARG_2']).toBe('--password=hunter2');
       expect(env['TEND_RUN_ID']).toBe(spec.runId);
     } finally {
       box.remove();

@@ -4,6 +4,7 @@
 // on the controller's or this machine's time zone. Tests swap the runner to count or fake calls.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { SbatchHelpers } from './sbatch-helper.js';
 
 export type SlurmCommand = 'sbatch' | 'squeue' | 'sacct' | 'scontrol' | 'scancel' | 'sinfo';
 
@@ -32,6 +33,8 @@ export interface ExecRunnerOptions {
   timeoutMs?: number;
   /** Commands running at once (default 4). */
   maxConcurrent?: number;
+  /** sbatch runs through this many long-lived bash helpers (sbatch-helper.ts); 0: one spawn each. Default 2. */
+  sbatchHelpers?: number;
 }
 
 /** Variables that would change what a query prints or where it goes. */
@@ -65,9 +68,14 @@ class Semaphore {
 export function execRunner(opts: ExecRunnerOptions = {}): SlurmRunner {
   const gate = new Semaphore(Math.max(1, opts.maxConcurrent ?? 4));
   const defaultTimeout = opts.timeoutMs ?? 20_000;
+  const helperCount = opts.sbatchHelpers ?? 2;
+  const helpers = helperCount > 0 ? new SbatchHelpers({ file: opts.binDir ? join(opts.binDir, 'sbatch') : 'sbatch', size: helperCount }) : null;
+  // One request per helper at a time: a queued request's deadline starts when it is sent.
+  const helperGate = new Semaphore(Math.max(1, helperCount));
   return {
     run(cmd, args, o = {}) {
       const file = opts.binDir ? join(opts.binDir, cmd) : cmd;
+      if (cmd === 'sbatch' && helpers) return helperGate.use(() => helpers.run(args, o.env ?? process.env, o.timeoutMs ?? defaultTimeout));
       return gate.use(
         () =>
           new Promise<CommandResult>((resolve) => {

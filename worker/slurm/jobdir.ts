@@ -8,9 +8,9 @@
 //
 // wrapper.log receives the batch script's own output and Slurm's messages about the job
 // (`*** JOB 12 CANCELLED DUE TO TIME LIMIT ***`).
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobPath, writeFileAtomic, type Manifest } from '../local/jobdir.js';
+import { jobPath, type Manifest } from '../local/jobdir.js';
 import { shQuote } from '../local/wrapper.js';
 
 export const SLURM_FILES = {
@@ -24,7 +24,7 @@ export function slurmPath(runDir: string, file: keyof typeof SLURM_FILES): strin
 
 /** The batch script exits with this when the node cannot see the job directory. */
 export const EXIT_DIR_NOT_VISIBLE = 97;
-/** … when the command passed through the environment cannot be decoded. */
+/** … when the command passed through the environment is missing. */
 export const EXIT_BAD_ARGV = 98;
 /** … when run.sh ended without writing the sentinel. */
 export const EXIT_NO_SENTINEL = 99;
@@ -50,6 +50,18 @@ export interface SlurmManifest extends Omit<Manifest, 'backend'> {
   };
 }
 
+/**
+ * Temp file + rename: a reader sees the old file or the new one, never half of one. Without the
+ * local backend's fsync: a submit pass writes these for hundreds of jobs, each fsync blocks the
+ * loop for milliseconds, and durability comes from elsewhere: the ledger (SQLite, synced) holds
+ * the handle with the job id, and a record lost with the machine is found again by job name.
+ */
+export function writeFileReplacing(path: string, data: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, data, { mode: 0o644 });
+  renameSync(tmp, path);
+}
+
 export function readSlurmRecord(runDir: string): SlurmRecord | null {
   try {
     const v = JSON.parse(readFileSync(slurmPath(runDir, 'record'), 'utf8')) as Partial<SlurmRecord>;
@@ -61,7 +73,7 @@ export function readSlurmRecord(runDir: string): SlurmRecord | null {
 }
 
 export function writeSlurmRecord(runDir: string, rec: SlurmRecord): void {
-  writeFileAtomic(slurmPath(runDir, 'record'), `${JSON.stringify(rec)}\n`);
+  writeFileReplacing(slurmPath(runDir, 'record'), `${JSON.stringify(rec)}\n`);
 }
 
 /** Any manifest in the directory, whatever its backend (the local reader only returns local ones). */
@@ -80,17 +92,17 @@ export function readSlurmManifest(runDir: string): SlurmManifest | null {
 }
 
 export function writeSlurmManifest(runDir: string, manifest: SlurmManifest): void {
-  writeFileAtomic(jobPath(runDir, 'manifest'), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileReplacing(jobPath(runDir, 'manifest'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /**
- * The command and its arguments travel in the job's environment, base64 per argument
- * (TEND_SLURM_ARGC, TEND_SLURM_ARG_<i>), not on sbatch's command line, where `squeue` and
- * `scontrol show job` would show them to every user of the cluster.
+ * The command and its arguments travel in the job's environment, one variable per argument
+ * (TEND_SLURM_ARGC, TEND_SLURM_ARG_<i>; a value holds any byte but NUL, as an argument does), not
+ * on sbatch's command line, where `squeue` and `scontrol show job` show them to every user.
  */
 export function argvEnv(argv: string[]): Record<string, string> {
   const env: Record<string, string> = { TEND_SLURM_ARGC: String(argv.length) };
-  argv.forEach((a, i) => (env[`TEND_SLURM_ARG_${i}`] = Buffer.from(a, 'utf8').toString('base64')));
+  argv.forEach((a, i) => (env[`TEND_SLURM_ARG_${i}`] = a));
   return env;
 }
 
@@ -116,8 +128,8 @@ argv=()
 n=\${TEND_SLURM_ARGC:-0}
 for ((i = 0; i < n; i++)); do
   var="TEND_SLURM_ARG_$i"
-  arg=$(printf '%s' "\${!var-}" | base64 -d && printf x) || { printf 'tend: cannot decode argument %s\\n' "$i" >&2; exit ${EXIT_BAD_ARGV}; }
-  argv+=("\${arg%x}")
+  [ -n "\${!var+x}" ] || { printf 'tend: argument %s of the command is missing from the environment\\n' "$i" >&2; exit ${EXIT_BAD_ARGV}; }
+  argv+=("\${!var}")
   unset "$var"
 done
 unset TEND_SLURM_ARGC
