@@ -71,12 +71,13 @@ export function listRoutines(store: Store, now: number): RoutineSummary[] {
   const defs = store.routines.allDefs();
   const rank = new Map(dailyOrder(defs, cycleDay(now, machineTimeZone())).map((e, i) => [e.id, i]));
   const ordered = [...defs].sort((a, b) => (a.schedule < b.schedule ? -1 : a.schedule > b.schedule ? 1 : (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0)));
-  return ordered.map((def) => summarize(store, def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', now));
+  const latest = store.runs.latestPerRoutine();
+  return ordered.map((def) => summarize(def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', latest.get(def.id) ?? null, now));
 }
 
-function summarize(store: Store, def: RoutineDef, t: TriggerRow | null, observeOnly: boolean, now: number): RoutineSummary {
-  const latest = def.kind === 'batch' ? store.runs.latestInCycle(def.id, cycleDay(now, def.tz)) : store.runs.latest(def.id);
-  const last = store.runs.latest(def.id);
+/** `last` is the routine's newest run; today's status is its status when it belongs to today's cycle. */
+function summarize(def: RoutineDef, t: TriggerRow | null, observeOnly: boolean, last: RunRow | null, now: number): RoutineSummary {
+  const today = def.kind === 'realtime' ? last : last && last.cycle === cycleDay(now, def.tz) ? last : null;
   return {
     id: def.id,
     name: def.name,
@@ -87,7 +88,7 @@ function summarize(store: Store, def: RoutineDef, t: TriggerRow | null, observeO
     observeOnly,
     trigger: t?.state ?? null,
     nextRun: t && t.state === 'scheduled' ? iso(t.nextRunAt) : null,
-    today: latest?.status ?? null,
+    today: today?.status ?? null,
     lastRun: last ? runSummary(last) : null,
     dependencies: def.dependencies,
   };
@@ -111,7 +112,7 @@ export function showRoutine(store: Store, id: string, now: number): RoutineDetai
     upcoming = def.timing.mode === 'at' || def.timing.mode === 'every' ? [t.nextRunAt] : [t.nextRunAt, ...nextRuns(def.timing, t.nextRunAt, def.tz, 4)];
   }
   return {
-    ...summarize(store, def, t, observe, now),
+    ...summarize(def, t, observe, store.runs.latestScheduled(id), now),
     definition: publicDef(def),
     triggerState: t,
     nextRuns: upcoming.map((ms) => new Date(ms).toISOString()),

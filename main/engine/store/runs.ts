@@ -81,6 +81,11 @@ export class RunStore {
       activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
+      // One statement for every routine (the Today page): the newest instance per routine, found
+      // through the (routine_id, scheduled_at) index without a round trip per routine.
+      latestScheduled: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY scheduled_at DESC, rowid DESC LIMIT 1`),
+      latestPerRoutine: db.prepare(`SELECT r.* FROM routines d JOIN runs r ON r.rowid =
+        (SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       since: db.prepare(`SELECT * FROM runs WHERE created_at >= ? OR ended_at IS NULL OR ended_at >= ? ORDER BY created_at, rowid`),
       recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
@@ -115,6 +120,17 @@ export class RunStore {
   latest(routineId: string): RunRow | null {
     const r = this.s.latest.get(routineId) as RunRecord | undefined;
     return r ? toRun(r) : null;
+  }
+
+  /** The newest run of a routine by scheduled time (the instance the Today page shows). */
+  latestScheduled(routineId: string): RunRow | null {
+    const r = this.s.latestScheduled.get(routineId) as RunRecord | undefined;
+    return r ? toRun(r) : null;
+  }
+
+  /** The newest run (by scheduled time) of every defined routine that has one. */
+  latestPerRoutine(): Map<string, RunRow> {
+    return new Map((this.s.latestPerRoutine.all() as RunRecord[]).map((r) => [r.routine_id, toRun(r)]));
   }
 
   history(routineId: string, limit: number): RunRow[] {
