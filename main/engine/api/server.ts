@@ -51,7 +51,11 @@ declare module 'fastify' {
 
 export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiServer> {
   const host = o.host ?? process.env.TEND_API_HOST ?? '127.0.0.1';
-  const port = o.port ?? Number(process.env.TEND_API_PORT ?? 0);
+  // A restarted daemon keeps its address, so workers and bookmarked browser tabs find it again.
+  const previous = readApiFile(engine.dataDir);
+  const previousPort = previous ? Number(new URL(previous.url).port) || 0 : 0;
+  const explicit = o.port ?? (process.env.TEND_API_PORT ? Number(process.env.TEND_API_PORT) : null);
+  const port = explicit ?? previousPort;
   const token = o.token ?? readApiFile(engine.dataDir)?.token ?? newToken();
   const app = Fastify({
     logger: false,
@@ -127,7 +131,13 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   webhookRoutes(app, ctx);
   if (o.rendererDir) serveRenderer(app, o.rendererDir);
 
-  await app.listen({ host, port });
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    // The old port is taken by something else now: any free port will do (an explicit one must not move).
+    if (explicit !== null || port === 0 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    await app.listen({ host, port: 0 });
+  }
   const addr = app.server.address();
   const actualPort = typeof addr === 'object' && addr ? addr.port : port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
