@@ -7,12 +7,14 @@ import { benchDaemon } from './daemon.js';
 import { benchPass } from './pass.js';
 import { benchPool } from './pool.js';
 import { benchSlurm } from './slurm.js';
+import { benchUi } from './ui.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   pass: benchPass,
   daemon: benchDaemon,
   pool: benchPool,
   slurm: benchSlurm,
+  ui: benchUi,
 };
 
 const wanted = process.argv.slice(2);
