@@ -68,11 +68,23 @@ export function publicDef(def: RoutineDef): RoutineDef {
 export function listRoutines(store: Store, now: number): RoutineSummary[] {
   const triggers = new Map(store.routines.triggers().map((t) => [t.routineId, t]));
   const schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
-  const defs = store.routines.allDefs();
-  const rank = new Map(dailyOrder(defs, cycleDay(now, machineTimeZone())).map((e, i) => [e.id, i]));
-  const ordered = [...defs].sort((a, b) => (a.schedule < b.schedule ? -1 : a.schedule > b.schedule ? 1 : (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0)));
+  const ordered = orderedDefs(store, cycleDay(now, machineTimeZone()));
   const latest = store.runs.latestPerRoutine();
   return ordered.map((def) => summarize(def, triggers.get(def.id) ?? null, schedules.get(def.schedule)?.mode === 'observe', latest.get(def.id) ?? null, now));
+}
+
+const orderCache = new WeakMap<Store, { key: string; defs: RoutineDef[] }>();
+
+/** Definitions in daily run order, recomputed only when the definitions or the day change. */
+function orderedDefs(store: Store, day: string): RoutineDef[] {
+  const key = `${store.routines.defsVersion()}|${day}`;
+  const hit = orderCache.get(store);
+  if (hit?.key === key) return hit.defs;
+  const defs = store.routines.allDefs();
+  const rank = new Map(dailyOrder(defs, day).map((e, i) => [e.id, i]));
+  const sorted = defs.sort((a, b) => (a.schedule < b.schedule ? -1 : a.schedule > b.schedule ? 1 : (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0)));
+  orderCache.set(store, { key, defs: sorted });
+  return sorted;
 }
 
 /** `last` is the routine's newest run; today's status is its status when it belongs to today's cycle. */
