@@ -1,7 +1,8 @@
 // Launching a local job: check the pinned revision, claim and fill the job directory, start the
 // wrapper detached from this process, and wait (briefly) for it to record the routine's pid.
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, mkdirSync, openSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
+import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -9,13 +10,10 @@ import { TendError, errorMessage } from '../../main/engine/errors.js';
 import { currentBootId, readProcStat, startTicksToMs } from './proc.js';
 import {
   jobPath,
-  readManifest,
   readPidRecord,
   readLaunched,
   readSentinel,
   wasLaunched,
-  writeFileAtomic,
-  writeManifest,
   writeSentinelIfAbsent,
   type Manifest,
 } from './jobdir.js';
@@ -69,14 +67,38 @@ export function findBash(): string | null {
  * Create the run dir; refuse one where a wrapper ever started, so a job is never launched twice.
  * One a launcher left half-written (killed before it started the wrapper) is taken over.
  */
-function claimRunDir(runDir: string): void {
-  mkdirSync(dirname(runDir), { recursive: true });
+async function claimRunDir(runDir: string): Promise<void> {
+  const parent = dirname(runDir);
+  if (!knownDirs.has(parent)) {
+    await mkdir(parent, { recursive: true });
+    knownDirs.add(parent);
+  }
   try {
-    mkdirSync(runDir);
+    await mkdir(runDir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && knownDirs.delete(parent)) return claimRunDir(runDir); // the day's directory was removed since
+    if (code !== 'EEXIST') throw err;
     if (wasLaunched(runDir)) throw new TendError('CONFLICT', `job directory ${runDir} already holds a job; a run is launched once`);
   }
+}
+
+/** `<runs>/<day>` directories known to exist (one mkdir per day, not per job). */
+const knownDirs = new Set<string>();
+
+/**
+ * Write a file a reader may look at through a temp name and a rename, off the event loop. No
+ * fsync: these files matter to a live machine (a restarted daemon); after a power cut every job
+ * is gone anyway, and a torn file reads as absent.
+ */
+async function writeFileAtomicAsync(path: string, data: string, mode = 0o644): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, data, { mode });
+  await rename(tmp, path);
+}
+
+function manifestText(m: Manifest): string {
+  return `${JSON.stringify(m, null, 2)}\n`;
 }
 
 function validate(spec: JobSpec): void {
@@ -93,7 +115,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   }
 
   const runDir = spec.runDir;
-  claimRunDir(runDir);
+  await claimRunDir(runDir);
   const cwd = spec.cwd ?? runDir;
   const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
   const bootId = currentBootId();
@@ -122,24 +144,33 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   };
   const script = jobPath(runDir, 'wrapper');
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
-  writeFileAtomic(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o755);
-  writeManifest(runDir, manifest);
+  // The three files are independent: written together (the launch waits for the slowest).
+  const [wrote, described, opened] = await Promise.allSettled([
+    writeFileAtomicAsync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o755),
+    writeFileAtomicAsync(jobPath(runDir, 'manifest'), manifestText(manifest)),
+    open(jobPath(runDir, 'wrapperLog'), 'a', 0o644),
+  ]);
+  if (opened.status === 'rejected' || wrote.status === 'rejected' || described.status === 'rejected') {
+    if (opened.status === 'fulfilled') await opened.value.close();
+    throw [wrote, described, opened].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((e) => e !== null);
+  }
+  const log = opened.value;
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
   // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
   const env = { ...process.env, ...spec.env, ...tendEnv(spec) };
   const bash = findBash();
   if (!bash) {
+    await log.close();
     const reason = 'cannot start the job wrapper: bash not found';
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
     throw new TendError('UNAVAILABLE', reason);
   }
-  const log = openSync(jobPath(runDir, 'wrapperLog'), 'a', 0o644);
   let child;
   try {
-    child = spawn(bash, [script, spec.command, ...spec.args], { cwd: runDir, env, detached: true, stdio: ['ignore', log, log] });
+    child = spawn(bash, [script, spec.command, ...spec.args], { cwd: runDir, env, detached: true, stdio: ['ignore', log.fd, log.fd] });
   } finally {
-    closeSync(log);
+    await log.close();
   }
   let exited = false;
   let spawnError: Error | null = null;
@@ -185,11 +216,11 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     bootId,
   };
   // Readers see either the launch-time manifest or this one, never a mix (atomic rename).
-  writeManifest(runDir, {
-    ...(readManifest(runDir) ?? manifest),
+  await writeFileAtomicAsync(jobPath(runDir, 'manifest'), manifestText({
+    ...manifest,
     wrapper: { pid: handle.wrapperPid, startTime: handle.wrapperStartTime },
     routine: { pid: handle.pid, startTime: handle.startTime },
     startedAt: startTicksToMs(handle.startTime),
-  });
+  }));
   return handle;
 }

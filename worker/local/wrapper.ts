@@ -144,6 +144,9 @@ cap_err=$!
 child=$!
 # Only the routine (and what it starts) holds the pipes now: the readers end when it does.
 exec {out}>&- {err}>&-
+# The naps while draining (below) are reads with a timeout on a pipe nobody writes to: made now,
+# while the routine starts, rather than on the way from its end to the sentinel.
+exec {tick}<> <(:)
 
 while :; do
   trapped=0
@@ -158,17 +161,17 @@ else
   result=$status
 fi
 
-# Let the captured output drain before the sentinel, but never wait long for it (2 s): a
-# grandchild left running may hold the pipes open for as long as it lives. The 5 ms naps are
-# reads with a timeout on a pipe nobody writes to (a builtin: no process per nap).
-tick=
+# Let the captured output drain before the sentinel, but never wait long for it (about 2 s): a
+# grandchild left running may hold the pipes open for as long as it lives. The naps are a
+# builtin (no process per nap).
 for ((i = 0; i < 420; i++)); do
   kill -0 "$cap_out" 2> /dev/null || kill -0 "$cap_err" 2> /dev/null || break
-  [ -n "$tick" ] || exec {tick}<> <(:)
   if [ "$i" -lt 20 ]; then nap=0.001; else nap=0.005; fi
   read -r -t "$nap" -u "$tick" _ 2> /dev/null
 done
 
+# The wrapper becomes the rename that publishes the sentinel: its exit is the job's end.
+printf '%s\n' "$result" > "$dir/.exit_code.tmp" && exec mv -f -- "$dir/.exit_code.tmp" "$dir/exit_code"
 finish "$result"
 exit 0
 `;
