@@ -7,7 +7,7 @@
 //
 // The cluster is the one scripts/slurm/up.sh starts (run here first when root); the result
 // records the scheduler settings in effect, read from `scontrol show config` and `sinfo`.
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -100,6 +100,19 @@ async function tend(dir: string): Promise<{ seconds: number; failed: number; pas
   }
 }
 
+/**
+ * The shared lock the Slurm tests take on the cluster (test/slurm/helpers.ts): the test that stops
+ * the controller holds it exclusively, so it never runs in the middle of a measurement.
+ */
+async function lockCluster(): Promise<() => void> {
+  const child = spawn('flock', ['--shared', join(os.tmpdir(), 'tend-slurm-tests.lock'), '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => (d.toString().includes('locked') ? resolve() : undefined));
+    child.on('exit', (code) => reject(new Error(`bench slurm: flock exited ${code}`)));
+  });
+  return () => child.stdin.end();
+}
+
 export async function benchSlurm() {
   if (spawnSync('sinfo', ['--version']).status !== 0) return { name: 'slurm', skipped: 'sinfo is not on PATH: install and start the test cluster with sudo bash scripts/slurm/up.sh' };
   const up = findUpScript();
@@ -108,15 +121,20 @@ export async function benchSlurm() {
     if (r.status !== 0) throw new Error(`bench slurm: scripts/slurm/up.sh failed: ${r.stderr}`);
   }
   const rounds: { bare: { seconds: number; failed: number }; tend: { seconds: number; failed: number; passes: number } }[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const dirs = [mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-bare-')), mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-tend-'))];
-    try {
-      const b = await bare(dirs[0]!);
-      const t = await tend(dirs[1]!);
-      rounds.push({ bare: b, tend: t });
-    } finally {
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  const unlock = await lockCluster();
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      const dirs = [mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-bare-')), mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-tend-'))];
+      try {
+        const b = await bare(dirs[0]!);
+        const t = await tend(dirs[1]!);
+        rounds.push({ bare: b, tend: t });
+      } finally {
+        for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      }
     }
+  } finally {
+    unlock();
   }
   const rate = (s: number) => JOBS / s;
   // Medians: one round can meet a slow scheduler cycle on either side.

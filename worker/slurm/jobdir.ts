@@ -1,10 +1,15 @@
 // A Slurm job's directory is a local job's directory (run.sh, manifest.json, pid.json, the
 // streams, the exit_code sentinel, heartbeat, cancel.json, wrapper.log) plus two files:
 //
-//   <runDir>/slurm.sh     the batch script sbatch gets: starts run.sh on the node (below)
+//   <runDir>/slurm.sh     the batch script sbatch gets: starts run.sh on the node (below).
+//                         Written just before sbatch: a directory holding it but no slurm.json
+//                         may have been submitted, and is looked up by job name before any resubmit
 //   <runDir>/slurm.json   {cluster, jobId, submittedAt, jobName}: written (tmp + rename) as soon as
 //                         sbatch answered; a directory holding it has been submitted, and a
 //                         resubmission adopts that job instead of submitting a second one
+//
+// manifest.json (backend "slurm", with the cluster, job id and the sbatch options) follows
+// slurm.json; the processes' pids are in pid.json, written on the node.
 //
 // wrapper.log receives the batch script's own output and Slurm's messages about the job
 // (`*** JOB 12 CANCELLED DUE TO TIME LIMIT ***`).
@@ -41,7 +46,6 @@ export interface SlurmManifest extends Omit<Manifest, 'backend'> {
   backend: 'slurm';
   slurm: {
     cluster: string;
-    /** Null until sbatch answered (then also in slurm.json). */
     jobId: string | null;
     jobName: string;
     submittedAt: number;

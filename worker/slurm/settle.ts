@@ -4,10 +4,11 @@
 // What it learnt is kept for fetch, so settling a batch of finished jobs asks Slurm nothing more.
 // The run dir's sentinel gives the exit code; Slurm's state gives the reason when the job was
 // ended by Slurm (time limit, scancel, node failure, memory, preemption).
+import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
-import { readCancelRecord, readHeartbeat, readPidRecord, readSentinel, type Sentinel } from '../local/jobdir.js';
+import { jobPath, readCancelRecord, readHeartbeat, readPidRecord, readSentinel, type Sentinel } from '../local/jobdir.js';
 import { missingOutputs } from '../local/outputs.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
 import type { SlurmHandle } from './handle.js';
@@ -26,6 +27,20 @@ export interface TrackerOptions {
 }
 
 const CACHE_TTL_MS = 10 * 60_000;
+
+/**
+ * When the routine started: pid.json's mtime (written by run.sh as it starts the routine, ms), else
+ * Slurm's StartTime, which has whole seconds and so may read up to a second early: never before
+ * the job was submitted.
+ */
+export function routineStartedAt(h: SlurmHandle, info: JobInfo | null): number | null {
+  try {
+    return Math.round(statSync(jobPath(h.runDir, 'pids')).mtimeMs);
+  } catch {
+    if (!info?.startAt) return null;
+    return h.submittedAt !== null ? Math.max(info.startAt, h.submittedAt) : info.startAt;
+  }
+}
 
 function signalName(n: number): string {
   for (const [name, num] of Object.entries(constants.signals)) if (num === n) return name.replace(/^SIG/, '');
@@ -114,11 +129,11 @@ export class SlurmTracker {
       if (sentinel) return { state: 'done' };
       // The wrapper ran (pid.json) and Slurm ended the job a moment ago: let the sentinel show.
       const graceMs = this.o.sentinelGraceMs ?? 3000;
-      if (readPidRecord(h.runDir) && info.endAt !== null && this.now() - info.endAt < graceMs) return { state: 'running', startedAt: info.startAt, heartbeatAt: readHeartbeat(h.runDir) };
+      if (readPidRecord(h.runDir) && info.endAt !== null && this.now() - info.endAt < graceMs) return { state: 'running', startedAt: routineStartedAt(h, info), heartbeatAt: readHeartbeat(h.runDir) };
       return { state: 'done' };
     }
     if (phase === null && sentinel) return { state: 'done' };
-    return { state: 'running', startedAt: info.startAt, heartbeatAt: readHeartbeat(h.runDir) };
+    return { state: 'running', startedAt: routineStartedAt(h, info), heartbeatAt: readHeartbeat(h.runDir) };
   }
 
   async fetch(h: SlurmHandle): Promise<Outcome> {
@@ -187,5 +202,5 @@ export function outcomeOf(h: SlurmHandle, info: JobInfo | null, sentinel: Sentin
       if (missing.length > 0) reason = `promised output missing: ${missing.join(', ')}`;
     }
   }
-  return { exitCode, signal, reason, startedAt: info?.startAt ?? null, endedAt: sentinel?.at ?? info?.endAt ?? null };
+  return { exitCode, signal, reason, startedAt: routineStartedAt(h, info), endedAt: sentinel?.at ?? info?.endAt ?? null };
 }

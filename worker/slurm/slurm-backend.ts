@@ -27,8 +27,10 @@ export interface SlurmBackendOptions {
   killGraceMs?: number;
   /** Deadline of one Slurm command (default 20 s). */
   commandTimeoutMs?: number;
-  /** Slurm commands running at once (default 4: sbatch of a large batch go through a few at a time). */
+  /** Slurm queries running at once (default 4). */
   maxConcurrent?: number;
+  /** sbatch runs through this many bash helpers side by side (default 2; 0: one spawn per job). */
+  sbatchHelpers?: number;
   /** The environment jobs inherit (default: this process's). */
   baseEnv?: NodeJS.ProcessEnv;
 }
@@ -50,7 +52,12 @@ function slurmHandle(h: Handle): SlurmHandle {
 
 export function createSlurmBackend(opts: SlurmBackendOptions): SlurmBackend {
   const env = opts.baseEnv ?? process.env;
-  const runner = opts.runner ?? execRunner({ binDir: opts.binDir ?? env['TEND_SLURM_BIN_DIR'] ?? null, timeoutMs: opts.commandTimeoutMs, maxConcurrent: opts.maxConcurrent });
+  const runner = opts.runner ?? execRunner({
+      binDir: opts.binDir ?? env['TEND_SLURM_BIN_DIR'] ?? null,
+      timeoutMs: opts.commandTimeoutMs,
+      maxConcurrent: opts.maxConcurrent,
+      sbatchHelpers: opts.sbatchHelpers,
+    });
   const sharedFs = opts.sharedFs ?? /^(1|true|yes|on)$/i.test(env['TEND_SLURM_SHARED_FS'] ?? '');
   const killGraceMs = opts.killGraceMs ?? 10_000;
   const runsDir = join(opts.dataDir, 'runs');

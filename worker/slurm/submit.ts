@@ -3,8 +3,8 @@
 // given to `sbatch --parsable`. Idempotent per run dir: a directory that records a Slurm job id
 // is adopted; one whose sbatch may have run before a crash is looked up by job name first.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute } from 'node:path';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { sbatchArgs } from '../../main/engine/domain/slurm.js';
 import { TendError } from '../../main/engine/errors.js';
@@ -16,7 +16,7 @@ import { tendEnv } from '../local/submit.js';
 import { wrapperScript } from '../local/wrapper.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
 import { handleFromRunDir, type SlurmHandle } from './handle.js';
-import { argvEnv, batchScript, readAnyManifest, readSlurmManifest, slurmPath, writeSlurmManifest, writeSlurmRecord, type SlurmManifest } from './jobdir.js';
+import { argvEnv, batchScript, readAnyManifest, slurmPath, writeSlurmManifest, writeSlurmRecord, type SlurmManifest, type SlurmRecord } from './jobdir.js';
 import { SUBMIT_SLACK_MS, parseSacct, parseSqueue, SACCT_FIELDS, SQUEUE_FORMAT } from './query.js';
 
 export interface SubmitContext {
@@ -81,57 +81,31 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
   validate(spec);
   const runDir = spec.runDir;
   const jobName = jobNameFor(spec.runId, runDir);
+  const optionArgs = sbatchArgs(spec.slurm ?? null);
+  const cwd = spec.cwd ?? runDir;
+  const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
 
-  // Adoption: submitted already (slurm.json), or perhaps (a manifest but no id yet).
+  // Adoption: submitted already (slurm.json), or perhaps (the batch script is there, no id yet:
+  // sbatch may have answered just before a crash).
   const adopted = handleFromRunDir(runDir, spec.runId);
   if (adopted) return adopted;
   const found = readAnyManifest(runDir);
   if (found && found.backend !== 'slurm') throw new TendError('CONFLICT', `job directory ${runDir} already holds a ${found.backend} job; a run is launched once`);
-  const earlier = readSlurmManifest(runDir);
-  if (earlier) {
-    const id = await findByName(ctx.runner, jobName, earlier.slurm.submittedAt);
-    if (id) return record(runDir, spec.runId, { cluster: earlier.slurm.cluster, jobId: id, submittedAt: earlier.slurm.submittedAt, jobName });
+  const earlier = writtenAt(slurmPath(runDir, 'batchScript'));
+  if (earlier !== null) {
+    const id = await findByName(ctx.runner, jobName, earlier);
+    if (id) return record(spec, { cluster: await ctx.cluster(), jobId: id, submittedAt: earlier, jobName }, { cwd, logCapBytes, optionArgs, tendVersion: ctx.tendVersion });
   }
 
-  const optionArgs = sbatchArgs(spec.slurm ?? null);
   if (spec.revision !== null) {
     const refusal = await checkRevision(spec.cwd, spec.revision);
     if (refusal !== null) throw new TendError('REFUSED', `LAUNCH_REFUSED: ${refusal}`);
   }
   const cluster = await ctx.cluster();
-  mkdirSync(dirname(runDir), { recursive: true });
   mkdirSync(runDir, { recursive: true });
-  const cwd = spec.cwd ?? runDir;
-  const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
   const submittedAt = Date.now();
-  const manifest: SlurmManifest = {
-    manifestVersion: 1,
-    backend: 'slurm',
-    tendVersion: ctx.tendVersion,
-    runId: spec.runId,
-    kind: spec.kind,
-    routineId: spec.routineId,
-    jobId: spec.jobId,
-    attempt: spec.attempt,
-    command: spec.command,
-    args: [...spec.maskedArgs],
-    cwd,
-    envNames: Object.keys(spec.env).sort(),
-    outputs: [...spec.outputs],
-    revision: spec.revision,
-    logCapBytes,
-    scheduledAt: spec.scheduledAt,
-    createdAt: submittedAt,
-    bootId: currentBootId(),
-    // The processes run on a node: pid.json (written there by run.sh) has them.
-    wrapper: { pid: null, startTime: null },
-    routine: { pid: null, startTime: null },
-    startedAt: null,
-    slurm: { cluster, jobId: null, jobName, submittedAt, sbatchArgs: optionArgs },
-  };
   writeFileSync(jobPath(runDir, 'wrapper'), wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o755 });
   writeFileSync(slurmPath(runDir, 'batchScript'), batchScript(runDir), { mode: 0o755 });
-  writeSlurmManifest(runDir, manifest);
 
   const requeue = optionArgs.some((a) => a === '--requeue');
   const args = [
@@ -150,6 +124,7 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
   env['LC_ALL'] = 'C';
   const r = await ctx.runner.run('sbatch', args, { env });
   const parsed = r.code === 0 ? parseParsable(r.stdout) : null;
+  const facts = { cwd, logCapBytes, optionArgs, tendVersion: ctx.tendVersion };
   if (!parsed) {
     // sbatch may have reached the controller and then failed or timed out here: never leave a
     // job running that Tend does not know about.
@@ -159,21 +134,53 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
     } catch {
       id = null;
     }
-    if (id) return record(runDir, spec.runId, { cluster, jobId: id, submittedAt, jobName }, manifest);
+    if (id) return record(spec, { cluster, jobId: id, submittedAt, jobName }, facts);
     throw new TendError('UNAVAILABLE', `sbatch refused the job: ${r.code === 0 ? `unexpected answer ${JSON.stringify(r.stdout.slice(0, 200))}` : describeFailure('sbatch', r)}`);
   }
-  return record(runDir, spec.runId, { cluster: parsed.cluster ?? cluster, jobId: parsed.jobId, submittedAt, jobName }, manifest);
+  return record(spec, { cluster: parsed.cluster ?? cluster, jobId: parsed.jobId, submittedAt, jobName }, facts);
 }
 
-function record(runDir: string, runId: string, rec: { cluster: string; jobId: string; submittedAt: number; jobName: string }, manifest?: SlurmManifest): SlurmHandle {
-  writeSlurmRecord(runDir, rec);
-  const m = manifest ?? readSlurmManifest(runDir);
-  if (m) {
-    try {
-      writeSlurmManifest(runDir, { ...m, slurm: { ...m.slurm, jobId: rec.jobId, cluster: rec.cluster } });
-    } catch {
-      // slurm.json is the record that counts; the manifest's copy is for people.
-    }
+function writtenAt(path: string): number | null {
+  try {
+    return Math.floor(statSync(path).mtimeMs);
+  } catch {
+    return null;
   }
-  return { backend: 'slurm', cluster: rec.cluster, jobId: rec.jobId, runDir, runId, submittedAt: rec.submittedAt };
+}
+
+/** slurm.json (the record that counts), then the manifest, once the job id is known. */
+function record(
+  spec: JobSpec,
+  rec: SlurmRecord,
+  facts: { cwd: string; logCapBytes: number; optionArgs: string[]; tendVersion: string },
+): SlurmHandle {
+  const runDir = spec.runDir;
+  writeSlurmRecord(runDir, rec);
+  const manifest: SlurmManifest = {
+    manifestVersion: 1,
+    backend: 'slurm',
+    tendVersion: facts.tendVersion,
+    runId: spec.runId,
+    kind: spec.kind,
+    routineId: spec.routineId,
+    jobId: spec.jobId,
+    attempt: spec.attempt,
+    command: spec.command,
+    args: [...spec.maskedArgs],
+    cwd: facts.cwd,
+    envNames: Object.keys(spec.env).sort(),
+    outputs: [...spec.outputs],
+    revision: spec.revision,
+    logCapBytes: facts.logCapBytes,
+    scheduledAt: spec.scheduledAt,
+    createdAt: rec.submittedAt,
+    bootId: currentBootId(),
+    // The processes run on a node: pid.json (written there by run.sh) has them.
+    wrapper: { pid: null, startTime: null },
+    routine: { pid: null, startTime: null },
+    startedAt: null,
+    slurm: { cluster: rec.cluster, jobId: rec.jobId, jobName: rec.jobName, submittedAt: rec.submittedAt, sbatchArgs: facts.optionArgs },
+  };
+  writeSlurmManifest(runDir, manifest);
+  return { backend: 'slurm', cluster: rec.cluster, jobId: rec.jobId, runDir, runId: spec.runId, submittedAt: rec.submittedAt };
 }
