@@ -79,8 +79,9 @@ describe('a job survives the death of the process that launched it', () => {
     const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted' });
     expect(isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number)).toBe(true);
     expect((await restarted.poll([handle]))[0]?.state).toBe('running');
-    // A restarted daemon that tries to launch the same run again is refused: no second run.
-    await expect(restarted.submit(spec)).rejects.toMatchObject({ code: 'CONFLICT' });
+    // A restarted daemon that submits the same run again adopts the job its directory records:
+    // the same process, no second run (the marker below has one line).
+    expect(await restarted.submit(spec)).toMatchObject({ runDir: spec.runDir, pid: handle['pid'], startTime: handle['startTime'] });
 
     writeFileSync(release, '');
     expect(await settle(restarted, handle)).toMatchObject({ exitCode: 5, signal: null, reason: null });

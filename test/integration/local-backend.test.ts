@@ -70,10 +70,13 @@ describe('outcomes', () => {
     expect(existsSync(join(spec.runDir, 'exit_code'))).toBe(true);
   });
 
-  it('a job is launched once per run dir: a second submit of the same run is refused', async () => {
+  it('a job is launched once per run dir: a second submit of the same run adopts the first', async () => {
     const spec = makeSpec(data.path, { command: fixture('exit0.sh') });
-    await settle(backend, await backend.submit(spec));
-    await expect(backend.submit(spec)).rejects.toMatchObject({ code: 'CONFLICT' });
+    const first = await backend.submit(spec);
+    await settle(backend, first);
+    const again = await backend.submit(spec);
+    expect(again).toMatchObject({ runDir: first['runDir'], pid: first['pid'], startTime: first['startTime'] });
+    expect(exited.filter((id) => id === spec.runId)).toHaveLength(1);
   });
 });
 
@@ -166,7 +169,7 @@ describe('the job directory', () => {
       expect(wrapper?.sid).toBe(handle['wrapperPid']);
       expect(routine?.startTime).toBe(handle['startTime']);
       expect(readProcStat(process.pid)?.sid).not.toBe(wrapper?.sid);
-      expect(await backend.poll([handle])).toEqual([{ state: 'running', startedAt: expect.any(Number) }]);
+      expect(await backend.poll([handle])).toEqual([{ state: 'running', startedAt: expect.any(Number), heartbeatAt: null }]);
     } finally {
       await backend.cancel(handle, 1000);
     }
@@ -248,7 +251,7 @@ describe('settling from the handle alone', () => {
       expect(await backend.poll([handle])).toEqual([{ state: 'done' }]);
       expect(await backend.fetch(handle)).toEqual({ exitCode: null, signal: null, reason: VANISHED_REASON, startedAt: expect.any(Number), endedAt: null });
       // the same pid with its true start time is alive
-      expect(await backend.poll([{ ...handle, startTime: real.startTime }])).toEqual([{ state: 'running', startedAt: expect.any(Number) }]);
+      expect(await backend.poll([{ ...handle, startTime: real.startTime }])).toEqual([{ state: 'running', startedAt: expect.any(Number), heartbeatAt: null }]);
       // …but not if it was recorded in another boot
       expect(await backend.poll([{ ...handle, startTime: real.startTime, bootId: 'another-boot' }])).toEqual([{ state: 'done' }]);
     } finally {
