@@ -115,14 +115,14 @@ async function lockCluster(): Promise<() => void> {
 
 export async function benchSlurm() {
   if (spawnSync('sinfo', ['--version']).status !== 0) return { name: 'slurm', skipped: 'sinfo is not on PATH: install and start the test cluster with sudo bash scripts/slurm/up.sh' };
-  const up = findUpScript();
-  if (up && process.getuid?.() === 0) {
-    const r = spawnSync('bash', [up], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`bench slurm: scripts/slurm/up.sh failed: ${r.stderr}`);
-  }
   const rounds: { bare: { seconds: number; failed: number }; tend: { seconds: number; failed: number; passes: number } }[] = [];
   const unlock = await lockCluster();
   try {
+    const up = findUpScript();
+    if (up && process.getuid?.() === 0) {
+      const r = spawnSync('bash', [up], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`bench slurm: scripts/slurm/up.sh failed: ${r.stderr}`);
+    }
     for (let i = 0; i < ROUNDS; i++) {
       const dirs = [mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-bare-')), mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-tend-'))];
       try {

@@ -34,6 +34,13 @@
 # accounting rows remain, and a poll could then read a stale COMPLETED.
 set -euo pipefail
 
+# The daemons started below inherit this script's open files: close everything but stdio first,
+# so that none of them keeps a caller's pipe or lock open for as long as it runs.
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2> /dev/null; then eval "exec $fd>&-" 2> /dev/null || true; fi
+done
+
 CLUSTER=tend
 PARTITION=debug
 CONF_DIR=/etc/slurm
