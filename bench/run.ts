@@ -4,8 +4,10 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchDaemon } from './daemon.js';
+import { benchJobs } from './jobs.js';
 import { benchPass } from './pass.js';
 import { benchPool } from './pool.js';
+import { benchRestart } from './restart.js';
 import { benchSlurm } from './slurm.js';
 import { benchUi } from './ui.js';
 
@@ -15,6 +17,8 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   pool: benchPool,
   slurm: benchSlurm,
   ui: benchUi,
+  jobs: benchJobs,
+  restart: benchRestart,
 };
 
 const wanted = process.argv.slice(2);

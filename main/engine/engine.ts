@@ -50,6 +50,7 @@ export class Engine {
       ...DEFAULT_OPTIONS,
       computer: localComputer(),
       owner: `pid:${process.pid}:${randomBytes(3).toString('hex')}`,
+      launchInBackground: true,
       ...cfg.options,
       dataDir: cfg.dataDir,
     };
@@ -72,12 +73,13 @@ export class Engine {
     this.scheduler.bus.on('event', (e) => {
       if (e.type === 'job:posted' || e.type === 'job:pending' || e.type === 'lease:released') this.wake.jobsAvailable();
     });
+    // What was launched is looked at by the next pass at once: a started process shows RUNNING
+    // now rather than a timed pass later (nothing else nudges before it exits).
     this.scheduler.bus.on('pass', (p) => {
       this.wake.jobsAvailable();
-      // What a pass launched is looked at by the next one at once: a started process shows
-      // RUNNING now rather than a timed pass later (nothing nudges before it exits).
-      if (p.submitted > 0) this.loop.nudge();
+      if (p.submitted > 0 && !opts.launchInBackground) this.loop.nudge();
     });
+    this.scheduler.ctx.onLaunched = () => this.loop.nudge();
     this.loop = new Loop({ intervalMs: cfg.intervalMs ?? 1000, pass: () => this.scheduler.pass() });
     this.control = {
       store: this.store,
@@ -111,8 +113,10 @@ export class Engine {
     this.loop.nudge();
   }
 
+  /** No pass starts after; launches in flight are recorded in the ledger before this resolves. */
   async stop(): Promise<void> {
     await this.loop.stop();
+    await Promise.allSettled([...this.scheduler.ctx.launching.values()].map((l) => l.done));
   }
 
   async close(): Promise<void> {

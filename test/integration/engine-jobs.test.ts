@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRow } from '../../main/engine/domain/types.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, epochMs, jobDirs, lines } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, SHARED_FIX, epochMs, jobDirs, lines } from './fixtures/engine-harness.js';
 
 let h: EngineHarness | null = null;
 afterEach(async () => {
@@ -126,5 +126,24 @@ describe('failed dependencies', () => {
     // A new job cannot be waited on yet, so it can neither wait on itself nor close a cycle.
     expect(() => h!.post({ command: '/bin/true', after: [a.id + 1] })).toThrow(/unknown job/);
     expect(h.store.jobs.list(10)).toHaveLength(1);
+  });
+});
+
+describe('launches in flight', () => {
+  it('do not hold up the pass, and stopping the engine waits until each is recorded in the ledger', async () => {
+    h = new EngineHarness({ start: false, maxParallel: 8 });
+    const jobs = Array.from({ length: 8 }, () => h!.post({ command: SHARED_FIX('hang.sh') }));
+    let inFlightAtPassEnd = -1;
+    h.engine.bus.once('pass', () => (inFlightAtPassEnd = h!.engine.scheduler.ctx.launching.size));
+    h.engine.start();
+    await waitFor(() => inFlightAtPassEnd >= 0, 15_000, 'the first pass');
+    // The pass that claimed them ended while their wrappers were still starting.
+    expect(inFlightAtPassEnd).toBe(8);
+    await h.engine.stop();
+    expect(h.engine.scheduler.ctx.launching.size).toBe(0);
+    const ledger = h.store.ledger.all();
+    expect(ledger.map((e) => Number(e.refId)).sort((a, b) => a - b)).toEqual(jobs.map((j) => j.id));
+    expect(h.store.ledger.staleLeases(Number.MAX_SAFE_INTEGER)).toEqual([]);
+    for (const j of jobs) expect(['FETCHED', 'RUNNING']).toContain(h.job(j.id).status);
   });
 });

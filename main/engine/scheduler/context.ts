@@ -27,6 +27,19 @@ export interface SchedulerOptions {
   batchSlots?: number;
   /** Bound on a backend's poll, fetch and health calls, so one hung backend cannot stall the loop. */
   backendTimeoutMs?: number;
+  /**
+   * Launches finish after the pass that claimed them (recorded in the ledger when the backend
+   * answers, then `Ctx.onLaunched`), so a slow launch never holds up settling and restarting.
+   * Off: the pass waits for its launches and records them itself (the Engine turns it on).
+   */
+  launchInBackground?: boolean;
+}
+
+/** A launch in flight: claimed (its lease held), submitted, not yet recorded in the ledger. */
+export interface Launch {
+  done: Promise<void>;
+  queue: 'run' | 'job';
+  schedule: string | null;
 }
 
 export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dataDir'> = {
@@ -87,6 +100,10 @@ export class Ctx {
   readonly pausedBackends = new Map<string, string>();
   /** Cancels in progress, so a pass never awaits a kill grace period. */
   readonly stopping = new Map<string, Promise<void>>();
+  /** Launches in flight (`launchInBackground`), by `<queue>:<id>`: they hold slots. */
+  readonly launching = new Map<string, Launch>();
+  /** Called once a background launch is recorded (the Engine nudges a pass). */
+  onLaunched: (() => void) | null = null;
 
   constructor(
     readonly store: Store,

@@ -2,7 +2,7 @@
 // paused backend — never a crashed loop.
 import type { Backend } from '../backend.js';
 import type { Clock } from '../clock.js';
-import type { RunRow } from '../domain/types.js';
+import type { JobRow, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { check } from './check.js';
@@ -73,7 +73,7 @@ export class Scheduler {
         const byRoutine = new Map<string, RunRow[]>();
         for (const r of active) byRoutine.set(r.routineId, [...(byRoutine.get(r.routineId) ?? []), r]);
         const realtime = realtimeDue(ctx, byRoutine, waiting, now);
-        const jobs = ctx.store.jobs.withStatus('PENDING');
+        const jobs = pendingJobs(ctx);
         report.submitted = await submit(ctx, now, { active, realtime, jobs, waiting });
         this.waiting = waiting;
       });
@@ -108,6 +108,7 @@ export class Scheduler {
     // daemon killed between claim and ledger write): those need not wait out the timeout.
     const stale = this.ctx.store.ledger
       .staleLeases(Number.MAX_SAFE_INTEGER)
+      .filter((l) => !this.ctx.launching.has(`${l.queue}:${l.itemId}`)) // our own launch, still in flight
       .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)))
       // A worker host that is away may be running what it claimed: its claims wait for it to come
       // back and report (a missing host is not a statement about the work, and a launch elsewhere
@@ -132,6 +133,25 @@ export class Scheduler {
       }
     });
   }
+}
+
+/**
+ * The PENDING jobs this pass may launch: none without a free slot, else the oldest few (a page
+ * of the free slots and some), or all of them when that page holds too few this host runs.
+ * A queue of thousands is not read and parsed again on every pass (every exit nudges one).
+ */
+function pendingJobs(ctx: Ctx): JobRow[] {
+  const ledger = ctx.store.ledger.all();
+  const launching = [...ctx.launching.values()];
+  const inFlight = ledger.length + launching.length;
+  const jobsInFlight = ledger.filter((e) => e.kind === 'job').length + launching.filter((l) => l.queue === 'job').length;
+  const slots = Math.min(ctx.opts.maxParallel - inFlight, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);
+  if (slots <= 0) return [];
+  const page = slots + 64;
+  const jobs = ctx.store.jobs.withStatus('PENDING', page);
+  if (jobs.length < page) return jobs;
+  const here = jobs.filter((j) => j.computer === null || j.computer === ctx.opts.computer).length;
+  return here >= slots ? jobs : ctx.store.jobs.withStatus('PENDING');
 }
 
 /** Lease owners `user@HOST` are remote workers (pool routes); away = not heard from lately. */

@@ -44,10 +44,12 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   const healthy = new Map<string, boolean>();
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
-  // Slots are counted after the check phase cleared what finished.
-  let free = ctx.opts.maxParallel - ledger.length;
-  let jobSlots = (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - ledger.filter((e) => e.kind === 'job').length;
+  // Slots are counted after the check phase cleared what finished; launches in flight hold theirs.
+  const launching = [...ctx.launching.values()];
+  let free = ctx.opts.maxParallel - ledger.length - launching.length;
+  let jobSlots = (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - ledger.filter((e) => e.kind === 'job').length - launching.filter((l) => l.queue === 'job').length;
   const perSchedule = new Map<string, number>();
+  for (const l of launching) if (l.schedule) perSchedule.set(l.schedule, (perSchedule.get(l.schedule) ?? 0) + 1);
   for (const r of input.active) {
     if ((r.status === 'STARTING' || r.status === 'RUNNING') && inLedger.has(`run:${r.id}`)) {
       const s = ctx.defs.byId.get(r.routineId)?.schedule;
@@ -83,6 +85,10 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   if (picked.length === 0) return 0;
 
   const claimed = ctx.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
+  if (ctx.opts.launchInBackground) {
+    for (const c of claimed) launchInBackground(ctx, c);
+    return claimed.length;
+  }
   // Launches are independent: submit them together. No deadline here: a submit that gave up
   // while the backend still launched would leave an unrecorded job.
   const results = await Promise.all(
@@ -99,6 +105,35 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
     for (const r of results) record(ctx, r.c, r.handle, r.error, at);
   });
   return results.filter((r) => r.handle).length;
+}
+
+/**
+ * Submit without holding up the pass: the claim's lease covers the launch until its handle is
+ * recorded (a crash in between leaves a stale lease, and the resubmission adopts the job dir).
+ */
+function launchInBackground(ctx: Ctx, c: Claimed): void {
+  const key = `${c.queue}:${c.key}`;
+  const done = Promise.resolve()
+    .then(() => ctx.backend(c.item.backend)!.submit(c.spec))
+    .then(
+      (handle) => ({ handle, error: undefined }),
+      (err: unknown) => ({ handle: undefined, error: errorMessage(err) }),
+    )
+    .then((r) => {
+      ctx.launching.delete(key);
+      try {
+        ctx.tx(() => record(ctx, c, r.handle, r.error, ctx.clock.now()));
+      } catch (err) {
+        // The store is failing: the lease goes stale and a later pass adopts what was launched.
+        try {
+          ctx.log({ type: 'submit:fault', level: 'error', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
+        } catch {
+          /* nothing more to do */
+        }
+      }
+      ctx.onLaunched?.();
+    });
+  ctx.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
 }
 
 function note(waiting: Map<string, string>, item: Item, why: string): void {
