@@ -1,9 +1,10 @@
 // 200 no-op jobs through Slurm: Tend (an Engine with the Slurm backend: job directories, the run.sh
 // wrapper, the ledger, one squeue per pass) versus a bare bash loop a person would write (sbatch
-// each job, then squeue until none is left), on the same cluster, in the same run, interleaved
-// (bare, Tend) x 3, compared by median time. Both look at Slurm once per second: the daemon's
-// default pass interval and the bare loop's `sleep 1`. Target: Tend at least 0.9x the bare loop's
-// throughput.
+// each job, then squeue until none is left), on the same cluster, in the same run: 5 rounds,
+// alternating who goes first, each run on an idle cluster (the second of two back-to-back runs
+// inherits the first's aftermath in the controller), compared by median time. Both look at Slurm
+// about once per second: the daemon's default pass interval and the bare loop's `sleep 1`.
+// Target: Tend at least 0.9x the bare loop's throughput.
 //
 // The cluster is the one scripts/slurm/up.sh starts (run here first when root); the result
 // records the scheduler settings in effect, read from `scontrol show config` and `sinfo`.
@@ -21,7 +22,7 @@ import { median, round } from './stats.js';
 const run = promisify(execFile);
 const JOBS = Number(process.env['TEND_BENCH_SLURM_JOBS'] ?? 200);
 const POLL_MS = 1000;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const TIMEOUT_MS = 15 * 60_000;
 
 function findUpScript(): string | null {
@@ -72,6 +73,17 @@ async function bare(dir: string): Promise<{ seconds: number; failed: number }> {
   const t0 = performance.now();
   const { stdout } = await run('bash', [script, String(JOBS), dir], { timeout: TIMEOUT_MS });
   return { seconds: (performance.now() - t0) / 1000, failed: Number(stdout.trim()) || 0 };
+}
+
+/** Until the cluster runs no job at all, then two more seconds. */
+async function quiet(): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const { stdout } = await run('squeue', ['--noheader', '--format=%i']);
+    if (stdout.trim() === '') break;
+    await delay(250);
+  }
+  await delay(2000);
 }
 
 /** Tend: an Engine passing every POLL_MS, JOBS batch jobs posted with backend slurm. */
@@ -126,8 +138,21 @@ export async function benchSlurm() {
     for (let i = 0; i < ROUNDS; i++) {
       const dirs = [mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-bare-')), mkdtempSync(join(os.tmpdir(), 'tend-bench-slurm-tend-'))];
       try {
-        const b = await bare(dirs[0]!);
-        const t = await tend(dirs[1]!);
+        // Alternate who goes first, and let the controller finish the previous run's aftermath
+        // (completions, accounting) before each measurement: neither side inherits the other's tail.
+        let b: Awaited<ReturnType<typeof bare>>;
+        let t: Awaited<ReturnType<typeof tend>>;
+        if (i % 2 === 0) {
+          await quiet();
+          b = await bare(dirs[0]!);
+          await quiet();
+          t = await tend(dirs[1]!);
+        } else {
+          await quiet();
+          t = await tend(dirs[1]!);
+          await quiet();
+          b = await bare(dirs[0]!);
+        }
         rounds.push({ bare: b, tend: t });
       } finally {
         for (const d of dirs) rmSync(d, { recursive: true, force: true });
