@@ -1,8 +1,7 @@
 // Launching a local job: check the pinned revision, claim and fill the job directory, start the
 // wrapper detached from this process, and wait (briefly) for it to record the routine's pid.
-import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, open, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -18,6 +17,7 @@ import {
   type Manifest,
 } from './jobdir.js';
 import { wrapperScript } from './wrapper.js';
+import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
 import { DEFAULT_LOG_CAP_BYTES, halfCap } from './logs.js';
 import { checkRevision } from './revision.js';
 import type { LocalHandle } from './handle.js';
@@ -144,49 +144,38 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   };
   const script = jobPath(runDir, 'wrapper');
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
-  // The three files are independent: written together (the launch waits for the slowest).
-  const [wrote, described, opened] = await Promise.allSettled([
+  // The two files are independent: written together (the launch waits for the slowest).
+  await Promise.all([
     writeFileAtomicAsync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o755),
     writeFileAtomicAsync(jobPath(runDir, 'manifest'), manifestText(manifest)),
-    open(jobPath(runDir, 'wrapperLog'), 'a', 0o644),
   ]);
-  if (opened.status === 'rejected' || wrote.status === 'rejected' || described.status === 'rejected') {
-    if (opened.status === 'fulfilled') await opened.value.close();
-    throw [wrote, described, opened].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null)).find((e) => e !== null);
-  }
-  const log = opened.value;
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
   // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
-  const env = { ...process.env, ...spec.env, ...tendEnv(spec) };
   const bash = findBash();
   if (!bash) {
-    await log.close();
     const reason = 'cannot start the job wrapper: bash not found';
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
     throw new TendError('UNAVAILABLE', reason);
   }
-  let child;
-  try {
-    child = spawn(bash, [script, spec.command, ...spec.args], { cwd: runDir, env, detached: true, stdio: ['ignore', log.fd, log.fd] });
-  } finally {
-    await log.close();
-  }
+  const launch: WrapperLaunch = { file: bash, args: [script, spec.command, ...spec.args], cwd: runDir, env: { ...process.env, ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
-  let spawnError: Error | null = null;
-  child.on('error', (err) => {
-    spawnError = err;
-  });
-  child.once('exit', () => {
+  const onExit = () => {
     exited = true;
     ctx.onExit?.(spec.runId);
-  });
-  child.unref();
-
-  const wrapperPid = child.pid ?? null;
-  if (wrapperPid === null) {
-    await delay(0); // the 'error' event comes on a later tick
-    const reason = `cannot start the job wrapper: ${spawnError ? errorMessage(spawnError) : 'spawn failed'}`;
+  };
+  let wrapperPid: number;
+  try {
+    try {
+      wrapperPid = await (launchViaHelper(launch, onExit) ?? launchHere(launch, onExit));
+    } catch (err) {
+      // The helper went away: start it here. Had the helper started one already, the two
+      // wrappers race for the directory's claim and the loser leaves at once (seen below).
+      if (!(err instanceof HelperGone)) throw err;
+      wrapperPid = await launchHere(launch, onExit);
+    }
+  } catch (err) {
+    const reason = `cannot start the job wrapper: ${errorMessage(err)}`;
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
     throw new TendError('UNAVAILABLE', reason);
   }

@@ -1,0 +1,177 @@
+// Starting job wrappers from a small helper process instead of the daemon itself. A fork copies
+// the parent's page tables and libuv waits until the child has exec'd: from a daemon holding a
+// V8 heap and SQLite, on a busy machine, each spawn blocked the event loop for milliseconds,
+// which was the largest single cost of a launch. The helper (plain Node, nothing loaded) does the
+// forks and reports each wrapper's pid and its exit over IPC; the daemon only sends a message.
+//
+// Nothing depends on the helper for correctness: wrappers are detached (their own session), so
+// they outlive it like they outlive the daemon; if it is gone, launches fall back to spawning
+// here, and an exit it did not report is found by the next timed pass. It exits when the daemon
+// does (its IPC channel closes).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { errorMessage } from '../../main/engine/errors.js';
+
+export interface WrapperLaunch {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** The wrapper's own stdout/stderr go here (appended). */
+  log: string;
+}
+
+/** The helper's whole program (CommonJS, no imports of ours, so it runs from source and dist alike). */
+const HELPER = `
+const { spawn } = require('node:child_process');
+const { openSync, closeSync } = require('node:fs');
+const send = (m) => { try { process.send(m); } catch {} };
+const msg = (e) => String((e && e.message) || e);
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m) => {
+  if (!m || m.t !== 'spawn') return;
+  let fd;
+  try { fd = openSync(m.log, 'a', 0o644); } catch (e) { return send({ t: 'failed', id: m.id, message: msg(e) }); }
+  let child;
+  try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', fd, fd] }); }
+  catch (e) { closeSync(fd); return send({ t: 'failed', id: m.id, message: msg(e) }); }
+  closeSync(fd);
+  if (child.pid === undefined) return child.once('error', (e) => send({ t: 'failed', id: m.id, message: msg(e) }));
+  child.on('error', () => {});
+  child.once('exit', () => send({ t: 'exit', id: m.id }));
+  child.unref();
+  send({ t: 'spawned', id: m.id, pid: child.pid });
+});
+`;
+
+/** The helper is gone (or never came up): the caller decides whether the wrapper may have started. */
+export class HelperGone extends Error {}
+
+type Reply = { t: 'spawned'; id: number; pid: number } | { t: 'failed'; id: number; message: string } | { t: 'exit'; id: number };
+
+interface Pending {
+  resolve: (pid: number) => void;
+  reject: (err: Error) => void;
+  onExit: () => void;
+}
+
+class Spawner {
+  private child: ChildProcess | null = null;
+  /** Launches sent, not answered yet. */
+  private readonly pending = new Map<number, Pending>();
+  /** Wrappers started, whose exit is still to be reported. */
+  private readonly exits = new Map<number, () => void>();
+  private nextId = 1;
+  private failures = 0;
+
+  get available(): boolean {
+    return this.failures < 3 && process.env['TEND_SPAWNER'] !== 'off';
+  }
+
+  /** Resolves with the wrapper's pid; `onExit` is called when it exits. */
+  launch(l: WrapperLaunch, onExit: () => void): Promise<number> {
+    const child = this.helper();
+    const id = this.nextId++;
+    return new Promise<number>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onExit });
+      this.busy();
+      try {
+        child.send({ t: 'spawn', id, ...l });
+      } catch (err) {
+        this.pending.delete(id);
+        this.busy();
+        reject(new HelperGone(errorMessage(err)));
+      }
+    });
+  }
+
+  private helper(): ChildProcess {
+    if (this.child) return this.child;
+    const child = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: { PATH: process.env['PATH'] ?? '' } });
+    child.on('message', (m: Reply) => this.reply(m));
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.failures++;
+      // Started wrappers keep running; only their exits go unreported (a timed pass finds them).
+      this.exits.clear();
+      const waiting = [...this.pending.values()];
+      this.pending.clear();
+      for (const p of waiting) p.reject(new HelperGone(why));
+    };
+    child.once('exit', (code, signal) => gone(`the spawn helper exited (${signal ?? code})`));
+    child.once('error', (err) => gone(`the spawn helper failed: ${errorMessage(err)}`));
+    this.child = child;
+    this.busy();
+    return child;
+  }
+
+  /** Keep this process alive only while the helper owes an answer. */
+  private busy(): void {
+    const c = this.child;
+    if (!c) return;
+    const channel = (c as ChildProcess & { channel?: { ref(): void; unref(): void } }).channel;
+    if (this.pending.size > 0) {
+      c.ref();
+      channel?.ref();
+    } else {
+      c.unref();
+      channel?.unref();
+    }
+  }
+
+  private reply(m: Reply): void {
+    if (m.t === 'exit') {
+      const onExit = this.exits.get(m.id);
+      this.exits.delete(m.id);
+      onExit?.();
+      return;
+    }
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.t === 'spawned') {
+      this.exits.set(m.id, p.onExit);
+      p.resolve(m.pid);
+    } else {
+      p.reject(new Error(m.message));
+    }
+    this.busy();
+  }
+}
+
+const shared = new Spawner();
+
+/**
+ * Start a wrapper through the helper; null when the helper is not available (disabled, or it
+ * failed repeatedly), in which case the caller spawns it itself.
+ */
+export function launchViaHelper(l: WrapperLaunch, onExit: () => void): Promise<number> | null {
+  return shared.available ? shared.launch(l, onExit) : null;
+}
+
+/** Spawn the wrapper from this process (the fallback). */
+export function launchHere(l: WrapperLaunch, onExit: () => void): Promise<number> {
+  let fd: number;
+  try {
+    fd = openSync(l.log, 'a', 0o644);
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn(l.file, l.args, { cwd: l.cwd, env: l.env, detached: true, stdio: ['ignore', fd, fd] });
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  } finally {
+    closeSync(fd);
+  }
+  child.once('exit', onExit);
+  child.unref();
+  const pid = child.pid;
+  if (pid !== undefined) {
+    child.on('error', () => undefined);
+    return Promise.resolve(pid);
+  }
+  return new Promise((_, reject) => child.once('error', reject));
+}
