@@ -4,7 +4,7 @@
 // And a manifest whose pid is alive but started at another time is never adopted as running.
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newRun } from '../../main/engine/domain/run.js';
@@ -17,7 +17,7 @@ import { VANISHED_REASON } from '../../worker/local/index.js';
 import { readProcStat } from '../../worker/local/proc.js';
 import { Daemon, assertBuilt, killDaemons, scratch, tendOk } from './fixtures/daemon-harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, alive, jobDirs, lines, pidRecord } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, SHARED_FIX, alive, jobDirs, lines, pidRecord } from './fixtures/engine-harness.js';
 
 
 interface Row {
@@ -273,3 +273,68 @@ function jobManifest(runDir: string, jobId: number) {
     args: [], cwd: runDir, envNames: [], outputs: [], revision: null, logCapBytes: 65536, scheduledAt: now, createdAt: now, bootId: null, startedAt: null,
   };
 }
+
+describe('the spawn helper', () => {
+  let h: EngineHarness | null = null;
+  afterEach(async () => {
+    delete process.env['TEND_SPAWNER'];
+    await h?.close();
+    h = null;
+  });
+
+  function parentOf(pid: number): number {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+
+  /** Our child processes running the spawn helper (node -e …). */
+  function helpers(): number[] {
+    const out: number[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === process.pid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes("t: 'spawned'")) out.push(Number(name));
+      } catch {
+        /* gone */
+      }
+    }
+    return out;
+  }
+
+  it('jobs launch, settle on their exit nudge and run once, also after the helper was killed', async () => {
+    // A timed pass only every minute: settling rests on the exit reports.
+    h = new EngineHarness({ intervalMs: 60_000 });
+    const marker = join(h.dir, 'marker');
+    const run = (k: string) => h!.post({ command: FIX('stamp.sh'), args: [marker, k, '0.05', '0'] });
+    const first = run('before');
+    await waitFor(() => h!.job(first.id).status === 'COMPLETED', 15_000, 'the first job');
+    const [helper] = helpers();
+    expect(helper).toBeDefined();
+    // Wrappers are the helper's children, not this process's.
+    const hang = h.post({ command: SHARED_FIX('hang.sh') });
+    const running = await waitFor(() => (h!.job(hang.id).status === 'RUNNING' ? h!.job(hang.id) : null), 15_000, 'the hanging job');
+    expect(parentOf(pidRecord(running.runDir!)!.wrapperPid)).toBe(helper);
+    await h.engine.cancelJob(hang.id);
+    process.kill(helper!, 'SIGKILL');
+    await waitFor(() => !alive(helper!), 5000, 'the helper to die');
+    const after = [run('after-1'), run('after-2'), run('after-3')];
+    await waitFor(() => after.every((j) => h!.job(j.id).status === 'COMPLETED'), 15_000, 'the jobs after the helper died');
+    for (const k of ['before', 'after-1', 'after-2', 'after-3']) expect(lines(marker).filter((l) => l.startsWith(`start ${k} `)), k).toHaveLength(1);
+  });
+
+  it('with the helper off (TEND_SPAWNER=off) the daemon spawns wrappers itself, exits still nudging', async () => {
+    process.env['TEND_SPAWNER'] = 'off';
+    h = new EngineHarness({ intervalMs: 60_000 });
+    const marker = join(h.dir, 'marker');
+    const jobs = [1, 2, 3].map((k) => h!.post({ command: FIX('stamp.sh'), args: [marker, String(k), '0.05', String(k)] }));
+    await waitFor(() => jobs.every((j) => h!.job(j.id).status === 'ERROR'), 15_000, 'the jobs to end');
+    expect(jobs.map((j) => h!.job(j.id).exitCode)).toEqual([1, 2, 3]);
+    // The wrapper is a child of this process, not of a helper.
+    const hang = h.post({ command: SHARED_FIX('hang.sh') });
+    const running = await waitFor(() => (h!.job(hang.id).status === 'RUNNING' ? h!.job(hang.id) : null), 15_000, 'the hanging job');
+    expect(parentOf(pidRecord(running.runDir!)!.wrapperPid)).toBe(process.pid);
+    await h.engine.cancelJob(hang.id);
+  });
+});
