@@ -10,7 +10,8 @@ export default defineConfig({
   expect: { timeout: 20_000 },
   fullyParallel: false,
   workers: 1,
-  retries: 0,
+  // One retry on CI, as Playwright recommends: a loaded 2-core machine can starve a browser test; a real break fails twice.
+  retries: process.env.CI ? 1 : 0,
   forbidOnly: !!process.env.CI,
   reporter: [['list']],
   // Screenshots of every page go to test-results/screenshots (see test/e2e/shots.ts); this is
