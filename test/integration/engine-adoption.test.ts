@@ -4,7 +4,9 @@
 // And a manifest whose pid is alive but started at another time is never adopted as running.
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { basename, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newRun } from '../../main/engine/domain/run.js';
@@ -337,4 +339,42 @@ describe('the spawn helper', () => {
     expect(parentOf(pidRecord(running.runDir!)!.wrapperPid)).toBe(process.pid);
     await h.engine.cancelJob(hang.id);
   });
+});
+
+describe('the job wrapper under signals', () => {
+  let dir: string | null = null;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = null;
+  });
+
+  it('signalled over and over while the routine ends, it still publishes a true exit code', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tend-wrapper-signals-'));
+    const seen: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const runDir = join(dir, `run-${i}`);
+      mkdirSync(runDir);
+      writeFileSync(join(runDir, 'run.sh'), wrapperScript({ runDir, cwd: runDir, halfCapBytes: 65536 }), { mode: 0o755 });
+      // The routine ignores TERM once its shell has set that up, and exits 5.
+      const w = spawn('bash', [join(runDir, 'run.sh'), '/bin/sh', '-c', 'trap "" TERM; sleep 0.03; exit 5'], { stdio: 'ignore', detached: true });
+      const exited = new Promise((r) => w.on('exit', r));
+      await waitFor(() => existsSync(join(runDir, 'pid.json')), 10_000, 'the routine to start');
+      // TERM to the wrapper every millisecond from before the routine ends until the wrapper is gone.
+      await delay(10 + (i % 30));
+      const barrage = setInterval(() => {
+        try {
+          process.kill(w.pid!, 'SIGTERM');
+        } catch {
+          /* gone */
+        }
+      }, 1);
+      await exited;
+      clearInterval(barrage);
+      seen.push(existsSync(join(runDir, 'exit_code')) ? readFileSync(join(runDir, 'exit_code'), 'utf8').trim() : 'none');
+    }
+    // 5, or TERM when one was passed on before the routine's shell ignored it; never no sentinel,
+    // never the 127 of a second wait for a routine already collected.
+    expect(seen.filter((v) => v !== '5' && v !== 'signal:TERM')).toEqual([]);
+    expect(seen).toContain('5');
+  }, 60_000);
 });

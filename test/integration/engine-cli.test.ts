@@ -190,7 +190,8 @@ describe('tend job', () => {
     expect(show(first)).toMatchObject({ status: 'COMPLETED', exitCode: 0 });
     const second = show(posted.id);
     expect(second).toMatchObject({ name: 'second', status: 'ERROR', exitCode: 4, dependencies: [first], reason: 'exit 4' });
-    expect(Date.parse(second.startedAt!)).toBeGreaterThanOrEqual(Date.parse(show(first).endedAt!));
+    // Started after the first ended (start times come from /proc start ticks: 10 ms steps).
+    expect(Date.parse(second.startedAt!)).toBeGreaterThanOrEqual(Date.parse(show(first).endedAt!) - 20);
     expect(second.runDir).toMatch(new RegExp(`/runs/\\d{4}-\\d{2}-\\d{2}/job-${posted.id}$`));
 
     const list = tendOk<JobView[]>(dir, ['job', 'list', '--json']);

@@ -55,7 +55,9 @@ export function fetchLocalJob(handle: LocalHandle): Outcome {
   if (!sentinel) return { exitCode: null, signal: null, reason: VANISHED_REASON, startedAt, endedAt: null };
 
   const base = outcomeOf(sentinel);
-  const outcome: Outcome = { ...base, startedAt, endedAt: sentinel.at };
+  // The start comes from /proc start ticks and the boot time (10 ms steps each), the end from the
+  // sentinel's mtime: for a job of a few milliseconds the start could read later than the end.
+  const outcome: Outcome = { ...base, startedAt: startedAt === null ? null : Math.min(startedAt, sentinel.at), endedAt: sentinel.at };
 
   const cancel = readCancelRecord(runDir);
   if (cancel) {

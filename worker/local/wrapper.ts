@@ -42,6 +42,19 @@ export function wrapperScript(p: WrapperParams): string {
 # common path, log pipes from process substitution (no mkfifo, nothing to clean up), one reader
 # per stream, one rename for the sentinel.
 set -u
+# Signals are passed on to the routine's process group once it runs; until then they are noted
+# and ignored (the wrapper must live to write the sentinel).
+child=
+trapped=0
+forward() {
+  trapped=1
+  [ -n "$child" ] || return 0
+  kill -s "$1" -- "-$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
+  return 0
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
+trap 'forward HUP' HUP
 # The wrapper's own tools are looked up with the standard directories appended; the routine gets
 # the PATH it was given.
 had_path=\${PATH+x}
@@ -81,17 +94,6 @@ hash setsid 2> /dev/null && setsid_bin=\${BASH_CMDS[setsid]}
 unbuffered=
 hash stdbuf 2> /dev/null && unbuffered="\${BASH_CMDS[stdbuf]} -o0"
 
-child=
-trapped=0
-forward() {
-  trapped=1
-  [ -n "$child" ] || return 0
-  kill -s "$1" -- "-$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
-  return 0
-}
-trap 'forward TERM' TERM
-trap 'forward INT' INT
-trap 'forward HUP' HUP
 
 # cap LOG < stream: copy the stream to LOG, rotating LOG to LOG.1 each time it reaches $half bytes.
 # head -c never reads past its count; stdbuf -o0 makes it write each read at once (GNU head
@@ -148,11 +150,14 @@ exec {out}>&- {err}>&-
 # while the routine starts, rather than on the way from its end to the sentinel.
 exec {tick}<> <(:)
 
+# A signal we pass on interrupts wait (status > 128): wait again for the routine's own end. But
+# when the routine had already ended (its status collected by that wait), a second wait would
+# only say "not a child" (127): its status stands.
 while :; do
   trapped=0
   wait "$child"
   status=$?
-  [ "$trapped" = 1 ] || break
+  [ "$trapped" = 1 ] && [ "$status" -gt 128 ] && kill -0 "$child" 2> /dev/null || break
 done
 
 if [ "$status" -gt 128 ] && [ "$status" -le 192 ] && name=$(kill -l "$status" 2> /dev/null); then
@@ -170,7 +175,10 @@ for ((i = 0; i < 420; i++)); do
   read -r -t "$nap" -u "$tick" _ 2> /dev/null
 done
 
-# The wrapper becomes the rename that publishes the sentinel: its exit is the job's end.
+# The wrapper becomes the rename that publishes the sentinel: its exit is the job's end. Nothing
+# is left to pass signals on to, and the rename must not die of one: they are ignored (which exec
+# keeps).
+trap '' TERM INT HUP
 printf '%s\n' "$result" > "$dir/.exit_code.tmp" && exec mv -f -- "$dir/.exit_code.tmp" "$dir/exit_code"
 finish "$result"
 exit 0
