@@ -109,6 +109,20 @@ describe('poll', () => {
     expect(s.calls.filter((c) => c.cmd === 'scontrol' && c.args.includes('job')).length).toBe(2);
   });
 
+  it('asks the controller for the exit code when accounting has not recorded the end yet (slurmdbd lags)', async () => {
+    const h = handle('11');
+    const s = scripted({
+      squeue: () => ok(`11|FAILED|${T}|${T + 1}|${T + 2}|NonZeroExitCode|vm|1`),
+      sacct: () => ok(`11|RUNNING|0:0|${T}|${T + 1}|Unknown|None|vm|1\n`),
+      scontrol: () => ok(`JobId=11 JobState=FAILED Reason=NonZeroExitCode ExitCode=97:0 SubmitTime=${T} StartTime=${T + 1} EndTime=${T + 2} NodeList=vm TimeLimit=00:01:00\n`),
+    });
+    const tracker = new SlurmTracker({ runner: s.runner, cluster: async () => 'tend', sentinelGraceMs: 0 });
+    expect(await tracker.poll([h])).toEqual([{ state: 'done' }]);
+    expect((await tracker.fetch(h)).reason).toMatch(/^Slurm job 11 ran on vm that cannot see the job directory /);
+    expect(s.count('sacct')).toBe(1);
+    expect(s.count('scontrol')).toBe(1);
+  });
+
   it('fails the whole poll fast when the controller does not answer (nothing is settled)', async () => {
     const s = scripted({ ping: () => ({ ...fail(1, ''), stdout: 'Slurmctld(primary) at vm is DOWN\n' }) });
     const tracker = new SlurmTracker({ runner: s.runner, cluster: async () => 'tend' });

@@ -87,10 +87,19 @@ export class SlurmTracker {
         if (a.ok) extra = a.rows;
         else if (a.accountingOff) this.accountingOffUntil = this.now() + (this.o.accountingRetryMs ?? 5 * 60_000);
       }
-      if (extra === null && more.some((h) => out.get(h))) {
-        // No accounting: the controller still holds recently finished jobs, with exit codes.
+      // slurmdbd writes a job's end a moment after the controller knows it: an accounting row that
+      // is not over yet for a job squeue calls over carries no exit code (ExitCode 0:0 while running).
+      const lagging = (h: SlurmHandle): boolean => {
+        const had = out.get(h);
+        if (!had || phaseOf(had.state) !== 'over') return false;
+        const row = extra ? pick(extra, { jobId: h.jobId!, submittedAt: h.submittedAt }) : null;
+        return !row || phaseOf(row.state) !== 'over';
+      };
+      if (more.some(lagging)) {
+        // The controller still holds recently finished jobs, with exit codes (accounting off or behind).
         this.calls.scontrol++;
-        extra = await scontrolJobs(this.o.runner);
+        const held = await scontrolJobs(this.o.runner);
+        extra = [...held, ...(extra ?? []).filter((r) => !held.some((x) => x.jobId === r.jobId))];
       }
       for (const h of more) {
         const better = extra ? pick(extra, { jobId: h.jobId!, submittedAt: h.submittedAt }) : null;
