@@ -71,8 +71,10 @@ describe('startHost', () => {
     expect(readPidRecord(dir)).toMatchObject({ pid: daemon.pid, kind: 'daemon' });
 
     const events: EventRow[] = [];
-    host.client.subscribe({ event: (e) => events.push(e) });
-    await new Promise((r) => setTimeout(r, 300));
+    let passes = 0;
+    host.client.subscribe({ event: (e) => events.push(e), pass: () => passes++ });
+    // The stream is live once it carries the daemon's pass reports (one every 100 ms here).
+    await waitFor(() => passes > 0, 10_000, 'a pass report over the event stream');
     await host.client.call('routines.create', { id: 'me@host:reports/daily', command: 'true', runtimes: ['07:00'], tz: 'UTC' });
     expect(await host.client.call('routines.list', {})).toMatchObject([{ id: 'me@host:reports/daily' }]);
     // Events from the daemon's scheduler arrive over its event stream.

@@ -30,15 +30,12 @@ test('Today renders 5,000 routines virtualised: quick first rows, a few dozen DO
   expect(inDom).toBeLessThan(80);
   console.log(`Today with ${N} routines: first rows after ${firstRows} ms`);
   test.info().annotations.push({ type: 'first rows', description: `${firstRows} ms (page load, ${N} summaries over HTTP, render)` });
-  // Generous: CI machines are shared; the bench measures the real number. Virtualisation is the DOM count.
-  expect(firstRows).toBeLessThan(15_000);
+  // The bench measures how fast (bench/ui.ts); this test checks virtualisation: the DOM count.
 
   await page.evaluate("document.querySelector('[data-testid=today-scroller]').scrollTop = 1e9");
   await expect(page.locator('.routine-row[data-routine="bench@farm:bulk/r4999"]')).toBeVisible();
   expect(await page.locator('.routine-row').count()).toBeLessThan(80);
 
-  const t1 = Date.now();
   await page.getByRole('searchbox', { name: 'Search' }).fill('r4321');
   await expect(page.locator('.routine-row')).toHaveCount(1);
-  expect(Date.now() - t1).toBeLessThan(2000);
 });

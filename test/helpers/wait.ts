@@ -23,3 +23,16 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, w
     await delay(intervalMs);
   }
 }
+
+/** Resolve with `p`, or reject once `timeoutMs` has passed, naming what was awaited. */
+export async function within<T>(p: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -4,6 +4,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
+import { within } from '../helpers/wait.js';
 import { assertBuilt, freePort, jobAlive, killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor } from './harness.js';
 
 const MARK = join(POOL_FIXTURES, 'mark.sh');
@@ -22,7 +23,8 @@ afterEach(async () => {
 
 it('loses nothing and runs nothing twice when the daemon restarts while workers run jobs', { timeout: 120_000 }, async () => {
   box = scratch('tend-pool-restart-');
-  pool = await Pool.start(box.dir, { port: await freePort() });
+  // Workers ask for 25 s long polls, allowed in full here (half the offline limit): a stop they held up would show.
+  pool = await Pool.start(box.dir, { port: await freePort(), env: { TEND_WORKER_OFFLINE_MS: '120000' } });
   const ws = [pool.worker('u@w1', 2), pool.worker('u@w2', 2)];
   const since = Date.now();
   for (const w of ws) w.start();
@@ -45,9 +47,7 @@ it('loses nothing and runs nothing twice when the daemon restarts while workers 
   for (const w of ws) expect(pool.db.runs(`${w.computer}:slow`)[0]!.run_dir).toBe(w.runDirs().get(pool.db.runs(`${w.computer}:slow`)[0]!.id));
 
   // Workers waiting in long polls do not hold up the stop.
-  const t0 = performance.now();
-  await pool.stopDaemon();
-  expect(performance.now() - t0).toBeLessThan(5000);
+  await within(pool.stopDaemon(), 20_000, 'the daemon to stop while workers wait in long polls');
   for (const d of runDirs) expect(jobAlive(d)).toBe(true);
   for (const w of ws) expect(w.running).toBe(true);
   writeFileSync(a, '');

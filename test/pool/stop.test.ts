@@ -20,7 +20,8 @@ afterEach(async () => {
 
 async function oneWorker(batchjobs: number): Promise<{ pool: Pool; w: Worker }> {
   box = scratch('tend-pool-stop-');
-  pool = await Pool.start(box.dir);
+  // Workers ask for 25 s long polls, allowed in full here (half the offline limit): a stop must wake the poll.
+  pool = await Pool.start(box.dir, { env: { TEND_WORKER_OFFLINE_MS: '120000' } });
   const w = pool.worker('u@w1', batchjobs);
   const since = Date.now();
   w.start();
@@ -37,11 +38,9 @@ describe('stopping remote work', () => {
     const pid = await waitFor(() => jobPid(dir), 5000, 'its pid');
     expect(alive(pid)).toBe(true);
 
-    const t0 = Date.now();
     pool.tendOk('routine', 'stop', 'u@w1:feed');
-    await waitFor(() => !alive(pid), 10_000, 'the process on the worker host to end');
-    // Reached the worker well before its long poll would have come back by itself.
-    expect(Date.now() - t0).toBeLessThan(8000);
+    // Sooner than the 25 s poll: the stop woke it, it did not wait for it to run out.
+    await waitFor(() => !alive(pid), 20_000, 'the process on the worker host to end');
     expect(pool.db.runs('u@w1:feed').map((r) => [r.id, r.status])).toEqual([[run.id, 'STOPPED']]);
     await waitFor(() => pool.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ledger`)!.n === 0, 10_000, 'the daemon to settle it');
     expect(pool.db.runs('u@w1:feed').length).toBe(1);
@@ -55,10 +54,8 @@ describe('stopping remote work', () => {
     const dir = w.runDirs().get(`job-${id}`)!;
     const pid = await waitFor(() => jobPid(dir), 5000, 'its pid');
 
-    const t0 = Date.now();
     pool.tendOk('job', 'cancel', String(id));
-    await waitFor(() => !alive(pid), 10_000, 'the job on the worker host to end');
-    expect(Date.now() - t0).toBeLessThan(8000);
+    await waitFor(() => !alive(pid), 20_000, 'the job on the worker host to end');
     expect(pool.db.job(id!)!.status).toBe('CANCEL');
     expect(lines(marker)).toEqual([]);
     // The worker is free again: the next job runs.

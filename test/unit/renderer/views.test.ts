@@ -46,12 +46,11 @@ describe('Today rows', () => {
     expect(todayView(routines, { ...NO_FILTERS, status: 'ERROR' }, new Set()).counts).toEqual({ COMPLETED: 1, ERROR: 1, RUNNING: 1, [NOT_RUN]: 1 });
   });
 
-  it('derives 5,000 routines quickly', () => {
+  it('derives 5,000 routines into groups and a text filter', () => {
     const many = Array.from({ length: 5000 }, (_, i) => summary(`me@h${i % 7}:group${i % 300}/r${i}`, { name: `group ${i % 300}`, today: i % 13 === 0 ? 'ERROR' : 'COMPLETED' }));
-    const t = performance.now();
     const v = todayView(many, { ...NO_FILTERS, text: 'r1' }, new Set());
-    expect(performance.now() - t).toBeLessThan(250);
-    expect(v.shown).toBeGreaterThan(0);
+    expect(v.shown).toBe(1 + 10 + 100 + 1000); // r1, r10–r19, r100–r199, r1000–r1999
+    expect(v.total).toBe(5000);
   });
 
   it('the worst state wins a roll-up', () => {
