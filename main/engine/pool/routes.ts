@@ -147,9 +147,9 @@ function claimJobs(engine: Engine, computer: string, slots: number) {
   const now = engine.clock.now();
   return engine.tx(() => {
     const out: { id: number; spec: ReturnType<typeof jobSpec> }[] = [];
-    for (const job of store.jobs.withStatus('PENDING', 1000)) {
+    // A few more than asked: the scheduler of this host may hold a lease on some of them.
+    for (const job of store.jobs.claimable(computer, slots + 64)) {
       if (out.length >= slots) break;
-      if (job.computer !== null && job.computer !== computer) continue;
       if (!store.ledger.claim('job', String(job.id), computer, now)) continue;
       if (!moveJob(store, job.id, 'claim', { fetchedBy: computer, backend: `pool:${computer}` }, now)) {
         store.ledger.release('job', String(job.id));

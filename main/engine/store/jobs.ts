@@ -96,6 +96,7 @@ export class JobStore {
       exists: db.prepare(`SELECT status FROM jobs WHERE id = ?`).pluck(),
       list: db.prepare(`${SELECT} ORDER BY j.id DESC LIMIT ?`),
       byStatus: db.prepare(`${SELECT} WHERE j.status = ? ORDER BY j.id LIMIT ?`),
+      claimable: db.prepare(`${SELECT} WHERE j.status = 'PENDING' AND j.backend IS NULL AND (j.computer IS NULL OR j.computer = ?) ORDER BY j.id LIMIT ?`),
       depStatuses: db.prepare(`SELECT d.depends_on AS id, j.status FROM job_deps d JOIN jobs j ON j.id = d.depends_on WHERE d.job_id = ?`),
       depsOf: db.prepare(`SELECT depends_on FROM job_deps WHERE job_id = ?`).pluck(),
       dependents: db.prepare(`SELECT job_id FROM job_deps WHERE depends_on = ?`).pluck(),
@@ -137,6 +138,11 @@ export class JobStore {
 
   withStatus(status: JobStatus, limit = 10_000): JobRow[] {
     return (this.s.byStatus.all(status, limit) as JobRecord[]).map(toJob);
+  }
+
+  /** PENDING jobs a worker of `computer` may take: unaddressed or addressed to it, backend not chosen at post. */
+  claimable(computer: string, limit: number): JobRow[] {
+    return (this.s.claimable.all(computer, limit) as JobRecord[]).map(toJob);
   }
 
   dependencyStatuses(id: number): { id: number; status: JobStatus }[] {

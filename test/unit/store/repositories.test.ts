@@ -77,3 +77,20 @@ describe('ledger and leases', () => {
     expect(store.ledger.staleLeases(50).map((l) => `${l.queue}:${l.itemId}`)).toEqual(['run:a']);
   });
 });
+
+describe('jobs', () => {
+  it('a worker may claim PENDING jobs unaddressed or addressed to it, never a job whose backend was chosen at post', () => {
+    const post = (name: string, over: { computer?: string | null; backend?: string | null; status?: 'PENDING' | 'WAITING' } = {}) =>
+      store.jobs.insert({ name, command: 'true', args: [], cwd: null, env: {}, computer: over.computer ?? null, dependencies: [], backend: over.backend ?? null, slurm: over.backend === 'slurm' ? {} : null }, over.status ?? 'PENDING', 1);
+    const anyone = post('anyone');
+    post('other', { computer: 'u@other' });
+    post('cluster', { computer: 'u@me', backend: 'slurm' });
+    const mine = post('mine', { computer: 'u@me' });
+    post('later', { status: 'WAITING' });
+    const last = post('last');
+    expect(store.jobs.claimable('u@me', 10).map((j) => j.name)).toEqual(['anyone', 'mine', 'last']);
+    expect(store.jobs.claimable('u@me', 2).map((j) => j.id)).toEqual([anyone, mine]);
+    expect(store.jobs.claimable('u@other', 10).map((j) => j.name)).toEqual(['anyone', 'other', 'last']);
+    expect(last).toBeGreaterThan(mine);
+  });
+});
