@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
 import { localComputer } from './domain/schema.js';
 import { Loop } from './loop.js';
+import { Retention, type RetentionOptions } from './retention.js';
 import { createPoolBackend } from './pool/pool-backend.js';
 import { Wake } from './pool/wake.js';
 import type { NewEvent } from './store/events.js';
@@ -26,6 +27,8 @@ export interface EngineConfig {
   intervalMs?: number;
   options?: Partial<Omit<SchedulerOptions, 'dataDir'>>;
   store?: Store;
+  /** History retention (the daemon and the app keep 30 days, TEND_KEEP_DAYS); unset keeps everything. */
+  retention?: RetentionOptions;
   /** Settings of the Slurm backend (tests: a counting runner, timeouts). */
   slurm?: Partial<Omit<SlurmBackendOptions, 'dataDir' | 'tendVersion'>>;
 }
@@ -40,6 +43,7 @@ export class Engine {
   readonly control: ControlDeps;
   /** Long polls of remote workers wait on this. */
   readonly wake = new Wake();
+  readonly retention: Retention;
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
@@ -80,7 +84,14 @@ export class Engine {
       if (p.submitted > 0 && !opts.launchInBackground) this.loop.nudge();
     });
     this.scheduler.ctx.onLaunched = () => this.loop.nudge();
-    this.loop = new Loop({ intervalMs: cfg.intervalMs ?? 1000, pass: () => this.scheduler.pass() });
+    this.retention = new Retention(this.store, cfg.dataDir, this.clock, cfg.retention ?? { keepDays: null }, (e) => this.log(e));
+    this.loop = new Loop({
+      intervalMs: cfg.intervalMs ?? 1000,
+      pass: async () => {
+        await this.scheduler.pass();
+        await this.sweepHistory();
+      },
+    });
     this.control = {
       store: this.store,
       backends: this.backends,
@@ -103,6 +114,15 @@ export class Engine {
   /** A transaction whose logged events are published after commit. */
   tx<T>(fn: () => T): T {
     return this.scheduler.ctx.tx(fn);
+  }
+
+  /** Between passes, never inside one: a failed sweep is logged and tried again later. */
+  private async sweepHistory(): Promise<void> {
+    try {
+      await this.retention.maybeSweep();
+    } catch (err) {
+      this.log({ type: 'history:failed', level: 'warn', message: `removing old history failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
   }
 
   start(): void {

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { startApi, type ApiServer } from '../api/server.js';
 import { Engine, type EngineConfig } from '../engine.js';
 import { errorMessage } from '../errors.js';
+import { keepDaysFromEnv } from '../retention.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { claimOwnership, type Ownership } from './ownership.js';
@@ -16,6 +17,8 @@ export interface ServeOptions {
   api: boolean;
   rendererDir: string | null;
   options?: EngineConfig['options'];
+  /** Days of finished history kept; default TEND_KEEP_DAYS, else 30; null keeps everything. */
+  keepDays?: number | null;
   log: (line: string) => void;
 }
 
@@ -32,7 +35,8 @@ export async function serve(o: ServeOptions): Promise<Served> {
   const ownership = claimOwnership(o.dataDir, o.kind);
   let engine: Engine;
   try {
-    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options });
+    const keepDays = o.keepDays !== undefined ? o.keepDays : keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
+    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays } });
   } catch (err) {
     ownership.release();
     throw err;

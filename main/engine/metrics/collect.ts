@@ -18,6 +18,9 @@ const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'FETCHED', 'RUNNING', '
 const TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'];
 const ACTIVE = ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'];
 
+/** The order of SQLite's ORDER BY on text (binary), not the locale's. */
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Pass statistics of the engine serving the metrics (empty where no loop runs). */
 export class PassStats {
   readonly duration = new Histogram(PASS_DURATION_BOUNDS);
@@ -42,6 +45,15 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   const outcomes = db
     .prepare(`SELECT routine_id AS routine, kind, status, COUNT(*) AS n FROM runs WHERE status IN (${TERMINAL.map(() => '?').join(',')}) GROUP BY routine_id, kind, status ORDER BY routine_id, status`)
     .all(...TERMINAL) as { routine: string; kind: string; status: string; n: number }[];
+  // Runs removed by the history retention still count.
+  const tallies = store.history.runTallies();
+  const outcomeRows = new Map(outcomes.map((o) => [`${o.routine}\u0000${o.kind}\u0000${o.status}`, o]));
+  for (const t of tallies) {
+    const row = outcomeRows.get(`${t.routineId}\u0000${t.kind}\u0000${t.status}`);
+    if (row) row.n += t.n;
+    else outcomes.push({ routine: t.routineId, kind: t.kind, status: t.status, n: t.n });
+  }
+  outcomes.sort((a, b) => byText(a.routine, b.routine) || byText(a.status, b.status));
   x.counter(
     'tend_runs_total',
     'Finished runs by routine and outcome (completed, error, cancelled; realtime instances: exited, stopped, error).',
@@ -60,11 +72,22 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
        GROUP BY routine_id ORDER BY routine_id`,
     )
     .all() as ({ routine: string; total: number; n: number } & Record<string, number>)[];
+  const series = new Map<string, HistogramSeries>(
+    durations.map((r) => [r.routine, { labels: { routine: r.routine }, cumulative: RUN_DURATION_BOUNDS.map((_, i) => r[`b${i}`] ?? 0), sum: r.total, count: r.n }]),
+  );
+  for (const t of store.history.durationTallies()) {
+    const s = series.get(t.routineId) ?? { labels: { routine: t.routineId }, cumulative: RUN_DURATION_BOUNDS.map(() => 0), sum: 0, count: 0 };
+    let running = 0;
+    s.cumulative = s.cumulative.map((c, i) => c + (running += t.buckets[i] ?? 0));
+    s.sum += t.sum;
+    s.count += t.n;
+    series.set(t.routineId, s);
+  }
   x.histogram(
     'tend_run_duration_seconds',
     'Wall-clock duration of batch runs that started and ended, per routine.',
     RUN_DURATION_BOUNDS,
-    durations.map((r): HistogramSeries => ({ labels: { routine: r.routine }, cumulative: RUN_DURATION_BOUNDS.map((_, i) => r[`b${i}`] ?? 0), sum: r.total, count: r.n })),
+    [...series.values()].sort((a, b) => byText(String(a.labels!['routine']), String(b.labels!['routine']))),
   );
 
   // Routines by state: paused when its trigger is, else its latest run's status, idle before any run.
@@ -105,6 +128,14 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   );
 
   const lastOk = db.prepare(`SELECT routine_id AS routine, MAX(ended_at) AS at FROM runs WHERE status = 'COMPLETED' AND ended_at IS NOT NULL GROUP BY routine_id ORDER BY routine_id`).all() as { routine: string; at: number }[];
+  const lastOkRows = new Map(lastOk.map((r) => [r.routine, r]));
+  for (const t of tallies) {
+    if (t.status !== 'COMPLETED' || t.lastEndedAt === null) continue;
+    const row = lastOkRows.get(t.routineId);
+    if (!row) lastOk.push({ routine: t.routineId, at: t.lastEndedAt });
+    else if (row.at < t.lastEndedAt) row.at = t.lastEndedAt;
+  }
+  lastOk.sort((a, b) => byText(a.routine, b.routine));
   x.gauge('tend_last_success_timestamp_seconds', 'When each routine last completed a run (Unix time).', lastOk.map((r) => ({ labels: { routine: r.routine }, value: r.at / 1000 })));
 
   x.histogram('tend_pass_duration_seconds', "Duration of the scheduler's passes since this process started.", PASS_DURATION_BOUNDS, pass ? [pass.duration.series()] : []);

@@ -243,6 +243,32 @@ INSERT INTO meta (key, value) SELECT 'webhooks_cursor', CAST(COALESCE(MAX(id), 0
 ALTER TABLE jobs ADD COLUMN slurm TEXT;
 `,
   },
+  {
+    version: 4,
+    description: 'history retention: finished runs and jobs older than the kept days are removed; what metrics counted of them stays in tallies',
+    sql: `
+-- Finished runs removed by the retention, counted per routine and outcome (metrics counters never go down).
+CREATE TABLE run_tallies (
+  routine_id        TEXT NOT NULL,
+  kind              TEXT NOT NULL,
+  status            TEXT NOT NULL,
+  n                 INTEGER NOT NULL,
+  last_ended_at     INTEGER,
+  PRIMARY KEY (routine_id, kind, status)
+) STRICT;
+-- Durations of removed batch runs that started and ended: per-bucket counts (JSON array, one per bound and +Inf), sum, count.
+CREATE TABLE duration_tallies (
+  routine_id TEXT PRIMARY KEY,
+  buckets    TEXT NOT NULL,
+  sum        REAL NOT NULL,
+  n          INTEGER NOT NULL
+) STRICT;
+CREATE INDEX runs_created ON runs(created_at);
+CREATE INDEX jobs_created ON jobs(created_at);
+CREATE INDEX commands_created ON commands(created_at);
+CREATE INDEX remote_runs_updated ON remote_runs(updated_at);
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,4 +1,5 @@
 import { EventStore } from './events.js';
+import { HistoryStore } from './history.js';
 import { JobStore } from './jobs.js';
 import { LedgerStore } from './ledger.js';
 import { PoolStore } from './pool.js';
@@ -14,6 +15,7 @@ export class Store {
   readonly ledger: LedgerStore;
   readonly events: EventStore;
   readonly pool: PoolStore;
+  readonly history: HistoryStore;
 
   constructor(readonly db: DB) {
     this.routines = new RoutineStore(db);
@@ -22,6 +24,7 @@ export class Store {
     this.ledger = new LedgerStore(db);
     this.events = new EventStore(db);
     this.pool = new PoolStore(db);
+    this.history = new HistoryStore(db);
   }
 
   static open(path: string, opts?: OpenOptions): Store {

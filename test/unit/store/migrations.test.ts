@@ -10,7 +10,7 @@ import { LATEST_VERSION, MIGRATIONS } from '../../../main/engine/store/migration
 import { Store } from '../../../main/engine/store/store.js';
 import { scratch } from '../../helpers/engine-fixture.js';
 
-const TABLES = ['commands', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routines', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
+const TABLES = ['commands', 'duration_tallies', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routines', 'run_tallies', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
 
 function tables(store: Store): string[] {
   return (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]);
