@@ -40,7 +40,16 @@ export async function asFlags<T>(flagOf: Record<string, string>, fn: () => T | P
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string; issues?: { path: string; message: string }[] };
     if (e?.name !== 'TendError' || e.code !== 'INVALID' || !e.issues?.length) throw err;
-    const issues = e.issues.map((i) => ({ path: flagOf[i.path.split('.')[0]!] ?? i.path, message: i.message }));
+    // The longest known prefix of the path: `slurm.time` → --time-limit, `after.0` → --after.
+    const flag = (path: string) => {
+      const parts = path.split('.');
+      for (let k = parts.length; k > 0; k--) {
+        const f = flagOf[parts.slice(0, k).join('.')];
+        if (f) return f;
+      }
+      return path;
+    };
+    const issues = e.issues.map((i) => ({ path: flag(i.path), message: i.message }));
     throw Object.assign(new Error(e.message), { name: 'TendError', code: 'INVALID', issues });
   }
 }

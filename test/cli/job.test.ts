@@ -132,3 +132,33 @@ describe('tend --help', () => {
     expect(r.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 });
+
+describe('job post --backend slurm', () => {
+  it('stores the backend and the sbatch options, addressed to this host', () => {
+    const { id } = post('--backend', 'slurm', '--partition', 'debug', '--time-limit', '90m', '--cpus', '2', '--mem', '4G', '--sbatch', '--exclusive', '--', './train.sh');
+    const job = cli.ok<JobView & { backend: string; slurm: Record<string, unknown> }>('job', 'show', String(id), '--json');
+    expect(job.backend).toBe('slurm');
+    expect(job.slurm).toEqual({ partition: 'debug', time: '01:30:00', cpus: 2, memory: '4096M', extra: ['--exclusive'] });
+    expect(job.computer).toMatch(/^[^@]+@[^@]+$/);
+    expect(cli.ok<JobView & { backend: string | null }>('job', 'show', String(post('--', 'true').id), '--json').backend).toBeNull();
+  });
+
+  it('refuses bad Slurm options by the flag that set them, storing nothing', () => {
+    const refused = (args: string[], line: RegExp) => {
+      cli.ok('job', 'list');
+      const before = dbSnapshot(cli.dir);
+      const r = cli.tend('job', 'post', ...args, '--', 'true');
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trimEnd()).toMatch(line);
+      expect(dbSnapshot(cli.dir)).toEqual(before);
+    };
+    refused(['--partition', 'debug'], /^tend: --backend: Slurm options \(--partition, --time-limit, --cpus, --mem, --sbatch\) need --backend slurm$/);
+    refused(['--backend', 'pbs'], /^tend: --backend: /);
+    refused(['--backend', 'slurm', '--time-limit', 'forever'], /^tend: --time-limit: time limit: /);
+    refused(['--backend', 'slurm', '--cpus', 'two'], /^tend: --cpus: a whole number of CPUs, got "two"$/);
+    refused(['--backend', 'slurm', '--cpus', '0'], /^tend: --cpus: /);
+    refused(['--backend', 'slurm', '--partition', 'a b'], /^tend: --partition: /);
+    refused(['--backend', 'slurm', '--sbatch', '--wrap=rm -rf /'], /^tend: --sbatch: /);
+    expect(jobs()).toEqual([]);
+  });
+});

@@ -282,3 +282,20 @@ describe('routine pause / resume / clear', () => {
     }
   });
 });
+
+describe('routine add|edit --backend slurm', () => {
+  it('defines a Slurm routine from flags; edit replaces its Slurm options; bad ones are refused by flag', () => {
+    const add = cli.tend('routine', 'add', 'me@host:train', '--every', '1h', '--backend', 'slurm', '--partition', 'gpu', '--cpus', '4', '--json', '--', './train.sh');
+    expect(add.code, add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ backend: 'slurm', slurm: { partition: 'gpu', cpus: 4 } });
+    const edit = cli.tend('routine', 'edit', 'me@host:train', '--mem', '2G', '--json');
+    expect(edit.code, edit.stderr).toBe(0);
+    expect(JSON.parse(edit.stdout).slurm).toEqual({ memory: '2048M' });
+    const bad = cli.tend('routine', 'edit', 'me@host:train', '--time-limit', 'soon');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^tend: --time-limit: time limit: /);
+    const local = cli.tend('routine', 'add', 'me@host:other', '--every', '1h', '--partition', 'gpu', '--', 'true');
+    expect(local.code).toBe(2);
+    expect(local.stderr.trimEnd()).toMatch(/^tend: --backend: Slurm options .* need --backend slurm$/);
+  });
+});

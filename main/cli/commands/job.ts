@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { action, asFlags, collect, dataDirPath, print, table, usage, withStore } from '../io.js';
 import type { JobRow } from '../../engine/domain/types.js';
 import { collectSecrets, maskArgs, maskText } from '../../engine/mask.js';
+import { applyBackendFlags, BACKEND_FLAG_OF, backendFlags, type BackendFlags } from '../slurm-flags.js';
 
 /** A job as printed: secrets masked (also in a name derived from the command line). */
 function jobView(j: JobRow) {
@@ -16,6 +17,8 @@ function jobView(j: JobRow) {
     signal: j.signal,
     reason: j.reason,
     computer: j.computer,
+    backend: j.backend,
+    slurm: j.slurm,
     runDir: j.runDir,
     dependencies: j.dependencies,
     createdAt: iso(j.createdAt),
@@ -24,13 +27,12 @@ function jobView(j: JobRow) {
   };
 }
 
-const JOB_FLAGS: Record<string, string> = { after: '--after', computer: '--computer', name: '--name', cwd: '--cwd', args: 'command' };
+const JOB_FLAGS: Record<string, string> = { after: '--after', computer: '--computer', name: '--name', cwd: '--cwd', args: 'command', ...BACKEND_FLAG_OF };
 
 export function register(program: Command): void {
   const job = program.command('job').description('one-off batch jobs');
 
-  job
-    .command('post [command...]')
+  backendFlags(job.command('post [command...]'))
     .description('run a command once on a worker with a free slot: tend job post --after 3 -- CMD ARGS')
     .option('--after <id>', 'job that must complete first; repeatable', collect)
     .option('--computer <user@HOST>', 'run only on this computer')
@@ -38,7 +40,7 @@ export function register(program: Command): void {
     .option('--cwd <dir>', 'working directory')
     .option('--json', 'machine-readable output')
     .action(
-      action(async (command: string[], o: { after?: string[]; computer?: string; name?: string; cwd?: string; json?: boolean }) => {
+      action(async (command: string[], o: BackendFlags & { after?: string[]; computer?: string; name?: string; cwd?: string; json?: boolean }) => {
         if (!command.length) usage('command', 'give the command after --, e.g. tend job post -- ./convert.sh in.csv');
         const after = (o.after ?? []).flatMap((a) => a.split(',')).map((a) => {
           const n = Number(a.trim());
@@ -51,6 +53,7 @@ export function register(program: Command): void {
         // The default name is the command line: never with its secrets in clear.
         input.name = o.name ?? [command[0], ...maskArgs(command.slice(1))].join(' ').slice(0, 80);
         if (o.cwd) input.cwd = o.cwd;
+        applyBackendFlags(o, input);
         const j = await withStore((s) => asFlags(JOB_FLAGS, () => postJob(s, input, Date.now())));
         const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
         nudgeDaemon(await dataDirPath());

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { action, asFlags, collect, print, table, usage, withStore, dataDirPath } from '../io.js';
+import { applyBackendFlags, BACKEND_FLAG_OF, backendFlags, type BackendFlags } from '../slurm-flags.js';
 
-interface RoutineFlags {
+interface RoutineFlags extends BackendFlags {
   cron?: string;
   runtimes?: string;
   every?: string;
@@ -31,7 +32,7 @@ interface RoutineFlags {
 }
 
 function definitionFlags(cmd: Command): Command {
-  return cmd
+  return backendFlags(cmd)
     .option('--cron <expr>', 'five-field cron expression')
     .option('--runtimes <list>', 'HH:MM start times, comma separated')
     .option('--every <duration>', 'interval, counted from the end of the previous run')
@@ -106,6 +107,7 @@ async function toInput(id: string, o: RoutineFlags, command: string[], partial: 
   set('log_cap', o.logCap);
   set('outputs', o.output);
   set('revision', o.revision);
+  applyBackendFlags(o, input, partial);
   if (command.length) {
     input.command = command[0];
     input.args = command.slice(1);
@@ -121,7 +123,7 @@ const FLAG_OF: Record<string, string> = {
   name: '--name', tz: '--tz', after: '--after', schedule: '--schedule', computer: '--computer', external: '--external',
   cwd: '--cwd', env: '--env', retry: '--retry', misfire: '--misfire', overlap: '--overlap', timeout: '--timeout',
   heartbeat: '--heartbeat', grace: '--grace', tolerance: '--tolerance', log_cap: '--log-cap', outputs: '--output',
-  revision: '--revision', args: 'command',
+  revision: '--revision', args: 'command', ...BACKEND_FLAG_OF,
 };
 
 async function nudge(): Promise<boolean> {
