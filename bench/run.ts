@@ -1,5 +1,5 @@
 // `npm run bench [-- name…]`: run benchmarks, print JSON, write bench/results/latest.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,5 +42,14 @@ const report = {
 };
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
 mkdirSync(root, { recursive: true });
-writeFileSync(join(root, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+// Results of benches not run this time stay, so one file holds the latest of each.
+const file = join(root, 'latest.json');
+let kept: { name?: string }[] = [];
+try {
+  kept = (JSON.parse(readFileSync(file, 'utf8')) as { results?: { name?: string }[] }).results ?? [];
+} catch {
+  // First run, or a file from elsewhere: start afresh.
+}
+const ran = new Set(results.map((r) => (r as { name?: string }).name));
+writeFileSync(file, `${JSON.stringify({ ...report, results: [...kept.filter((r) => !ran.has(r.name)), ...results] }, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
