@@ -96,7 +96,8 @@ export class JobStore {
       exists: db.prepare(`SELECT status FROM jobs WHERE id = ?`).pluck(),
       list: db.prepare(`${SELECT} ORDER BY j.id DESC LIMIT ?`),
       byStatus: db.prepare(`${SELECT} WHERE j.status = ? ORDER BY j.id LIMIT ?`),
-      claimable: db.prepare(`${SELECT} WHERE j.status = 'PENDING' AND j.backend IS NULL AND (j.computer IS NULL OR j.computer = ?) ORDER BY j.id LIMIT ?`),
+      // A job released from a stale claim keeps its last pool backend (the worker may still report it).
+      claimable: db.prepare(`${SELECT} WHERE j.status = 'PENDING' AND (j.backend IS NULL OR j.backend LIKE 'pool:%') AND (j.computer IS NULL OR j.computer = ?) ORDER BY j.id LIMIT ?`),
       depStatuses: db.prepare(`SELECT d.depends_on AS id, j.status FROM job_deps d JOIN jobs j ON j.id = d.depends_on WHERE d.job_id = ?`),
       depsOf: db.prepare(`SELECT depends_on FROM job_deps WHERE job_id = ?`).pluck(),
       dependents: db.prepare(`SELECT job_id FROM job_deps WHERE depends_on = ?`).pluck(),
@@ -140,7 +141,7 @@ export class JobStore {
     return (this.s.byStatus.all(status, limit) as JobRecord[]).map(toJob);
   }
 
-  /** PENDING jobs a worker of `computer` may take: unaddressed or addressed to it, backend not chosen at post. */
+  /** PENDING jobs a worker of `computer` may take: unaddressed or addressed to it, backend not chosen at post (nor local). */
   claimable(computer: string, limit: number): JobRow[] {
     return (this.s.claimable.all(computer, limit) as JobRecord[]).map(toJob);
   }

@@ -87,10 +87,13 @@ describe('jobs', () => {
     post('cluster', { computer: 'u@me', backend: 'slurm' });
     const mine = post('mine', { computer: 'u@me' });
     post('later', { status: 'WAITING' });
+    post('here', { backend: 'local' });
+    const released = post('released', { backend: 'pool:u@gone' }); // its claim went stale: anyone's again
     const last = post('last');
-    expect(store.jobs.claimable('u@me', 10).map((j) => j.name)).toEqual(['anyone', 'mine', 'last']);
+    expect(store.jobs.claimable('u@me', 10).map((j) => j.name)).toEqual(['anyone', 'mine', 'released', 'last']);
     expect(store.jobs.claimable('u@me', 2).map((j) => j.id)).toEqual([anyone, mine]);
-    expect(store.jobs.claimable('u@other', 10).map((j) => j.name)).toEqual(['anyone', 'other', 'last']);
+    expect(store.jobs.claimable('u@other', 10).map((j) => j.name)).toEqual(['anyone', 'other', 'released', 'last']);
+    expect(released).toBeLessThan(last);
     expect(last).toBeGreaterThan(mine);
   });
 });
