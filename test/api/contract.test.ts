@@ -9,7 +9,7 @@ import { ROUTES } from '../../main/engine/api/routes.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
 import { scratch, tend } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { apiSandbox, sse, type ApiSandbox } from './harness.js';
+import { apiSandbox, call, sse, type ApiSandbox } from './harness.js';
 
 const FIX = join(import.meta.dirname, '..', 'fixtures');
 const ME = localComputer();
@@ -125,6 +125,13 @@ describe('control of a running routine', () => {
     const pid = (await runOf(restarted.started.id)).manifest.routine.pid as number;
     expect(() => process.kill(pid, 0)).toThrow();
 
+    // A body of JSON null, a list or a scalar is refused, even where the route takes no arguments.
+    for (const raw of ['null', '[]', '1', '"x"']) {
+      const r = await call(api.url, 'POST', `/api/routines/${enc(id)}/pause`, { token: api.token, raw });
+      expect(r.status, raw).toBe(400);
+      expect(r.json.error.message).toBe('the body must be a JSON object');
+    }
+    expect((await ok('GET', `/api/routines/${enc(id)}`)).trigger).toBe('scheduled');
     expect(await ok('POST', `/api/routines/${enc(id)}/pause`)).toMatchObject({ state: 'paused' });
     expect((await ok('GET', `/api/routines/${enc(id)}`)).trigger).toBe('paused');
     expect(await ok('POST', `/api/routines/${enc(id)}/resume`)).toMatchObject({ state: 'scheduled' });

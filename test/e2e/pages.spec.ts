@@ -63,7 +63,24 @@ test('Workers lists hosts with last seen, version, slots and running jobs', asyn
   await expect(row).toContainText('online');
   await expect(row).toContainText('0.1.0');
   await expect(row.locator('td').nth(4)).toHaveText('4');
+  await expect(row.getByRole('button', { name: /Forget/ })).toHaveCount(0); // online: nothing to forget
   await shoot(page, 'workers');
+});
+
+test('a worker host never seen can be forgotten in two clicks, and its row goes', async ({ page }) => {
+  const issued = await d.cli(['worker', 'token', 'bob@old-laptop']);
+  expect(issued.code).toBe(0);
+  await d.open(page, '/workers');
+  const row = page.locator('tr[data-worker="bob@old-laptop"]');
+  await expect(row).toContainText('not seen');
+  await row.getByRole('button', { name: 'Forget bob@old-laptop' }).click();
+  await expect(row.getByRole('group', { name: 'Forget bob@old-laptop?' })).toBeVisible();
+  await shoot(page, 'workers-forget-confirm');
+  await row.getByRole('button', { name: 'Forget bob@old-laptop' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Forgot bob@old-laptop' })).toBeVisible();
+  await expect(row).toHaveCount(0);
+  await expect(page.locator('tr[data-worker="bob@render-farm"]')).toBeVisible();
+  expect((await d.api('workers.list', {})).map((w: { computer: string }) => w.computer)).not.toContain('bob@old-laptop');
 });
 
 test('every page in light and dark; the theme switch overrides the system preference', async ({ page }) => {

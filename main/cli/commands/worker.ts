@@ -73,4 +73,21 @@ export function register(program: Command): void {
         );
       }),
     );
+
+  worker
+    .command('forget <computer>')
+    .description('a worker host gone for good: its runs end in ERROR (outcome unknown), jobs it claimed go back to the queue, its token stops working')
+    .option('--force', 'even though it was heard from recently')
+    .option('--json', 'machine-readable output')
+    .action(
+      action(async (computer: string, o: { force?: boolean; json?: boolean }) => {
+        if (!COMPUTER.test(computer)) usage('computer', 'must look like user@COMPUTER');
+        const { forgetWorker } = await import('../../engine/ops/workers.js');
+        const now = Date.now();
+        const r = await withStore((s) => forgetWorker(s, (e) => s.events.append(e, now), computer, { force: o.force, now }));
+        const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
+        nudgeDaemon(await dataDirPath());
+        print(o.json, r, () => `forgot ${computer}: ${r.runs} run(s) end unknown, ${r.failedJobs} job(s) failed, ${r.requeuedJobs} job(s) back in the queue`);
+      }),
+    );
 }

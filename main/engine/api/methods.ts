@@ -7,6 +7,7 @@ import type { Engine } from '../engine.js';
 import { JobInputSchema, getJob, postJob } from '../ops/jobs.js';
 import { clearRoutine, editRoutine, pauseRoutine, removeRoutine, resumeRoutine, saveRoutine } from '../ops/routines.js';
 import { setScheduleMode } from '../ops/schedules.js';
+import { forgetWorker } from '../ops/workers.js';
 import { listRoutines, publicDef, runSummary, showRoutine } from '../ops/views.js';
 import { daemonStatus } from '../daemon/status.js';
 import { doctor } from '../daemon/doctor.js';
@@ -44,6 +45,7 @@ export const INPUTS = {
   'runs.show': RunId,
   'runs.log': z.strictObject({ id: RunId.shape.id, stream: z.enum(['stdout', 'stderr']).optional(), tailBytes: z.coerce.number().int().min(1).max(4 * 1024 * 1024).optional() }),
   'workers.list': Empty,
+  'workers.forget': z.strictObject({ computer: z.string().regex(/^[^@\s:]+@[^@\s:]+$/, 'must look like user@COMPUTER'), force: z.boolean().optional() }),
   'daemon.status': Empty,
   'daemon.doctor': Empty,
   'events.recent': z.strictObject({ after: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }),
@@ -131,6 +133,12 @@ export function makeMethods(engine: Engine) {
       return { runId: run.id, stream: a.stream ?? 'stdout', text: run.runDir ? tailLog(run.runDir, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024) : '' };
     },
     'workers.list': () => store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all(),
+    'workers.forget': (a: { computer: string; force?: boolean }) => {
+      // engine.tx: listeners hear the events once the forgetting is committed.
+      const r = engine.tx(() => forgetWorker(store, (e) => engine.log(e), a.computer, { force: a.force, now: now() }));
+      engine.nudge();
+      return r;
+    },
     'daemon.status': () => daemonStatus(engine.dataDir, store, now()),
     'daemon.doctor': () => doctor(engine.dataDir, store, now()),
     'events.recent': (a: { after?: number; limit?: number }) => (a.after !== undefined ? store.events.after(a.after, a.limit ?? 200) : store.events.recent(a.limit ?? 200)),

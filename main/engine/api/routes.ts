@@ -36,6 +36,7 @@ export const ROUTES = {
   'runs.show': { method: 'GET', path: '/api/runs/:id', scope: 'admin', summary: 'One run with its manifest' },
   'runs.log': { method: 'GET', path: '/api/runs/:id/log', scope: 'admin', summary: "The tail of a run's stdout or stderr" },
   'workers.list': { method: 'GET', path: '/api/workers', scope: 'admin', summary: 'Worker hosts: last seen, version, slots, running jobs' },
+  'workers.forget': { method: 'POST', path: '/api/workers/:computer/forget', scope: 'admin', summary: 'Forget a worker host gone for good: its runs end unknown, claimed jobs requeue, its token stops working' },
   'daemon.status': { method: 'GET', path: '/api/daemon/status', scope: 'admin', summary: 'Ownership, heartbeat, queue counts, next due work, recent failures' },
   'daemon.doctor': { method: 'GET', path: '/api/daemon/doctor', scope: 'admin', summary: 'Actionable findings' },
   'events.recent': { method: 'GET', path: '/api/events/recent', scope: 'admin', summary: 'Recent events of the logging plane' },

@@ -111,7 +111,8 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
       config: { scope: spec.scope },
       handler: async (req) => {
         const input = { ...(req.query as object), ...(req.body as object | null), ...(req.params as object) };
-        if (req.body !== undefined && req.body !== null && (typeof req.body !== 'object' || Array.isArray(req.body))) {
+        // No body is fine; a body that is JSON `null`, a list or a scalar is not (never "no arguments").
+        if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
           throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
         }
         return { ok: true, value: await dispatch(methods, channel, input) };

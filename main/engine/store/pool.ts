@@ -81,6 +81,8 @@ export class PoolStore {
     this.s = {
       enqueue: db.prepare(`INSERT INTO commands (computer, kind, payload, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`),
       expire: db.prepare(`UPDATE commands SET fate = 'expired' WHERE fate = 'queued' AND expires_at <= ?`),
+      expireFor: db.prepare(`UPDATE commands SET fate = 'expired' WHERE fate = 'queued' AND computer = ?`),
+      removeWorker: db.prepare(`DELETE FROM workers WHERE computer = ?`),
       queued: db.prepare(`SELECT * FROM commands WHERE computer = ? AND fate = 'queued' ORDER BY id LIMIT ?`),
       markFetched: db.prepare(`UPDATE commands SET fate = 'fetched', fetched_at = ? WHERE id = ? AND fate = 'queued'`),
       command: db.prepare(`SELECT * FROM commands WHERE id = ?`),
@@ -127,6 +129,16 @@ export class PoolStore {
 
   expire(now: number): number {
     return this.s.expire.run(now).changes;
+  }
+
+  /** Every command still queued for this computer expires now (it will never fetch them). */
+  expireFor(computer: string): number {
+    return this.s.expireFor.run(computer).changes;
+  }
+
+  /** The worker row goes, and with it its token. */
+  removeWorker(computer: string): boolean {
+    return this.s.removeWorker.run(computer).changes > 0;
   }
 
   command(id: number): Command | null {

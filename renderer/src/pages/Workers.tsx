@@ -1,8 +1,8 @@
 // Workers: the hosts that run batch jobs and routines addressed to them.
-import type { ReactElement } from 'react';
+import { useState, type ReactElement } from 'react';
 import { clock, relative } from '../store/format.js';
-import { useNow, useTend, useWatch } from '../ui/context.js';
-import { Banner, Empty, PageHeader, Section, Spinner } from '../ui/parts.js';
+import { useNow, useServices, useTend, useWatch } from '../ui/context.js';
+import { Banner, Button, Empty, PageHeader, Section, Spinner } from '../ui/parts.js';
 
 const SILENT_MS = 5 * 60_000;
 
@@ -37,6 +37,9 @@ export function WorkersPage(): ReactElement {
                 <th scope="col">Slots</th>
                 <th scope="col">Running jobs</th>
                 <th scope="col">Registered</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -67,6 +70,7 @@ export function WorkersPage(): ReactElement {
                       </span>
                     </td>
                     <td className="tabular muted">{w.registeredAt ? clock(w.registeredAt, now) : '—'}</td>
+                    <td>{!fresh && <ForgetWorker computer={w.computer} />}</td>
                   </tr>
                 );
               })}
@@ -74,6 +78,37 @@ export function WorkersPage(): ReactElement {
           </table>
         )}
       </Section>
+      <ForgetResult />
     </div>
   );
+}
+
+/** Two clicks: forgetting ends the host's runs with an unknown outcome and revokes its token. */
+function ForgetWorker({ computer }: { computer: string }): ReactElement {
+  const { store } = useServices();
+  const action = useTend((s) => s.actions[`worker:${computer}`]);
+  const [asking, setAsking] = useState(false);
+  if (action?.phase === 'error') return <span className="text-danger small">{action.message}</span>;
+  if (!asking) {
+    return (
+      <Button size="sm" variant="ghost" icon="x" aria-label={`Forget ${computer}`} title="Gone for good? Its runs end unknown, claimed jobs go back to the queue, its token stops working" onClick={() => setAsking(true)}>
+        Forget…
+      </Button>
+    );
+  }
+  return (
+    <span className="inline-confirm" role="group" aria-label={`Forget ${computer}?`}>
+      <Button size="sm" variant="danger" busy={action?.phase === 'busy'} onClick={() => void store.getState().forgetWorker(computer)}>
+        Forget {computer}
+      </Button>
+      <Button size="sm" variant="ghost" onClick={() => setAsking(false)}>
+        Keep
+      </Button>
+    </span>
+  );
+}
+
+function ForgetResult(): ReactElement | null {
+  const done = useTend((s) => Object.entries(s.actions).find(([k, a]) => k.startsWith('worker:') && a.phase === 'done')?.[1]);
+  return done ? <Banner tone="success">{done.message}</Banner> : null;
 }

@@ -27,7 +27,7 @@ export type RoutineOp = 'run' | 'restart' | 'stop' | 'pause' | 'resume' | 'clear
 export type TodayRun = Ret<'runs.list'>[number];
 
 export interface ActionState {
-  op: RoutineOp | 'cancel';
+  op: RoutineOp | 'cancel' | 'forget';
   phase: 'busy' | 'done' | 'error';
   message: string;
   /** The run an action started: its progress shows next to the result. */
@@ -72,6 +72,7 @@ export interface TendActions {
   watch(r: Resource): () => void;
   act(id: string, op: RoutineOp): Promise<boolean>;
   cancelJob(id: number): Promise<boolean>;
+  forgetWorker(computer: string): Promise<boolean>;
   postJob(input: JobInput): Promise<Result<JobRow>>;
   /** Feed one engine event (from the push stream or the catch-up). */
   apply(e: EngineEvent): void;
@@ -313,6 +314,19 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
         }
         setAction(key, { op: 'cancel', phase: 'done', message: `Job ${id} ${r.value.status}`, runId: null });
         upsertJob(r.value);
+        return true;
+      },
+      async forgetWorker(computer) {
+        const key = `worker:${computer}`;
+        setAction(key, { op: 'forget', phase: 'busy', message: 'Forgetting…', runId: null });
+        const r = await call('workers.forget', { computer });
+        if (!r.ok) {
+          setAction(key, { op: 'forget', phase: 'error', message: r.error.message, runId: null });
+          return false;
+        }
+        const v = r.value;
+        setAction(key, { op: 'forget', phase: 'done', message: `Forgot ${computer}: ${v.runs} run(s) ended unknown, ${v.failedJobs} job(s) failed, ${v.requeuedJobs} back in the queue`, runId: null });
+        set({ workers: get().workers.filter((w) => w.computer !== computer) });
         return true;
       },
       async postJob(input) {
