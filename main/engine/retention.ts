@@ -2,18 +2,16 @@
 // directories a day: without a limit the database and the runs dir grow until the disk is full
 // and every query slows. Finished work older than the kept days is removed in small transactions
 // between passes (the latest run of each routine and any job still named as a dependency stay);
-// the directories of removed local and Slurm work go with them. Work that ran on another host
-// keeps its directory there (that host's own data dir).
+// the directories of removed local and Slurm work go with them. Work that ran on another host has
+// its directory there: that worker removes it (worker/remote/prune.ts).
 import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Clock } from './clock.js';
+import { DAY_MS } from './keep-days.js';
 import { paths } from './datadir.js';
 import { RUN_DURATION_BOUNDS } from './metrics/collect.js';
 import type { NewEvent } from './store/events.js';
 import type { Store } from './store/store.js';
-
-export const DAY_MS = 24 * 60 * 60 * 1000;
-export const DEFAULT_KEEP_DAYS = 30;
 
 export interface RetentionOptions {
   /** Days of finished history to keep; null keeps everything. */
@@ -37,15 +35,6 @@ export interface SweepReport {
   dirs: number;
   /** Stopped at maxPerSweep: the next pass sweeps again. */
   more: boolean;
-}
-
-/** TEND_KEEP_DAYS: whole days from 1 to 36500, or `forever`; unset means 30. */
-export function keepDaysFromEnv(raw: string | undefined): number | null {
-  if (raw === undefined || raw.trim() === '') return DEFAULT_KEEP_DAYS;
-  if (raw.trim() === 'forever') return null;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1 || n > 36_500) throw new Error(`TEND_KEEP_DAYS must be a whole number of days from 1 to 36500, or "forever", got "${raw}"`);
-  return n;
 }
 
 const LOCAL_DIRS = new Set([null, 'local', 'slurm']);

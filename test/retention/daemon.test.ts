@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { paths } from '../../main/engine/datadir.js';
-import { DAY_MS } from '../../main/engine/retention.js';
+import { DAY_MS } from '../../main/engine/keep-days.js';
 import { Store } from '../../main/engine/store/store.js';
 import { assertBuilt, Daemon, killTracked, scratch, stopOwner } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../main/engine/clock.js';
 import type { RunRow } from '../../main/engine/domain/types.js';
 import { collectMetrics } from '../../main/engine/metrics/collect.js';
-import { DAY_MS, keepDaysFromEnv, Retention } from '../../main/engine/retention.js';
+import { DAY_MS, keepDaysFromEnv } from '../../main/engine/keep-days.js';
+import { Retention } from '../../main/engine/retention.js';
 import { Store } from '../../main/engine/store/store.js';
 import { scratch } from '../helpers/engine-fixture.js';
 
@@ -179,5 +180,35 @@ describe('history retention', () => {
     expect(keepDaysFromEnv('7')).toBe(7);
     expect(keepDaysFromEnv('forever')).toBeNull();
     for (const bad of ['0', '-3', '1.5', 'week', '36501']) expect(() => keepDaysFromEnv(bad)).toThrow(`TEND_KEEP_DAYS must be a whole number of days from 1 to 36500, or "forever", got "${bad}"`);
+  });
+});
+
+describe("a worker host's own job directories", () => {
+  it('are removed once older than the kept days, unless its ledger still holds them; other files stay', async () => {
+    const { WorkerAgent } = await import('../../worker/remote/agent.js');
+    const lines: string[] = [];
+    const agent = new WorkerAgent({ server: 'http://127.0.0.1:9', token: 't', computer: 'u@w', batchSlots: 0, dataDir: box.dir, version: 'test', log: (l) => lines.push(l), keepDays: 30 });
+    try {
+      const oldDay = new Date(OLD).toISOString().slice(0, 10);
+      const running = runDir(oldDay, 'rt-1'); // a realtime run started 40 days ago, still going
+      const done = runDir(oldDay, 'job-7');
+      const fresh = runDir(new Date(RECENT).toISOString().slice(0, 10), 'job-8');
+      mkdirSync(join(box.dir, 'runs', 'not-a-day'), { recursive: true });
+      agent.store.ledger.record('run', 'rt-1', 'local', { runDir: running, pid: 1 }, OLD);
+
+      expect(agent.maybePrune(NOW)).toBe(1);
+      expect(existsSync(done)).toBe(false);
+      expect(existsSync(running)).toBe(true);
+      expect(existsSync(fresh)).toBe(true);
+      expect(existsSync(join(box.dir, 'runs', 'not-a-day'))).toBe(true);
+      expect(lines).toContain('removed 1 job directory older than 30 days');
+      expect(agent.maybePrune(NOW + 60_000)).toBe(0); // not again before ten minutes
+
+      agent.store.ledger.clear('run', 'rt-1'); // reported and acknowledged
+      expect(agent.maybePrune(NOW + 11 * 60_000)).toBe(1);
+      expect(existsSync(join(box.dir, 'runs', oldDay))).toBe(false);
+    } finally {
+      agent.store.close();
+    }
   });
 });

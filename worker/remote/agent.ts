@@ -8,8 +8,12 @@ import type { Handle, JobSpec } from '../../main/engine/backend.js';
 import { errorMessage } from '../../main/engine/errors.js';
 import { utcDay } from '../../main/engine/ids.js';
 import { Store } from '../../main/engine/store/store.js';
+import { DEFAULT_KEEP_DAYS } from '../../main/engine/keep-days.js';
 import { createLocalBackend, type LocalBackend } from '../local/local-backend.js';
 import { ApiClient } from './client.js';
+import { pruneRunDirs } from './prune.js';
+
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 export interface AgentOptions {
   server: string;
@@ -21,6 +25,8 @@ export interface AgentOptions {
   log: (line: string) => void;
   /** Long-poll length (ms). */
   waitMs?: number;
+  /** Days its finished job directories are kept (TEND_KEEP_DAYS); null keeps them all. Default 30. */
+  keepDays?: number | null;
   killGraceMs?: number;
 }
 
@@ -93,6 +99,7 @@ export class WorkerAgent {
   /** Backoff waits of the loops, cut short when the server answers again. */
   private readonly retries = new Set<Kick>();
   online = false;
+  private nextPruneAt = 0;
 
   constructor(private readonly o: AgentOptions) {
     this.store = Store.open(join(o.dataDir, 'tend.db'));
@@ -193,8 +200,25 @@ export class WorkerAgent {
   private reportLoop(): Promise<void> {
     return this.guarded('reports', async () => {
       await this.reportAll();
+      this.maybePrune();
       await this.reportKick.wait(1000, this.stop.signal);
     });
+  }
+
+  /** Old job directories of work this worker has reported: removed now and then (see prune.ts). */
+  maybePrune(now = Date.now()): number {
+    const keepDays = this.o.keepDays === undefined ? DEFAULT_KEEP_DAYS : this.o.keepDays;
+    if (keepDays === null || now < this.nextPruneAt) return 0;
+    this.nextPruneAt = now + PRUNE_EVERY_MS;
+    const inFlight = new Set(this.store.ledger.all().flatMap((e) => (typeof e.handle['runDir'] === 'string' ? [e.handle['runDir']] : [])));
+    try {
+      const n = pruneRunDirs(this.o.dataDir, keepDays, now, inFlight);
+      if (n > 0) this.o.log(`removed ${n} job director${n === 1 ? 'y' : 'ies'} older than ${keepDays} days`);
+      return n;
+    } catch (err) {
+      this.o.log(`removing old job directories: ${errorMessage(err)}`);
+      return 0;
+    }
   }
 
   private async handle(c: Command): Promise<void> {

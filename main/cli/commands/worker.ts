@@ -31,6 +31,13 @@ export function register(program: Command): void {
           import('node:path'),
         ]);
         const dir = o.dataDir ? resolve(o.dataDir) : join(await dataDirPath(), 'worker');
+        const { keepDaysFromEnv } = await import('../../engine/keep-days.js');
+        let keepDays: number | null;
+        try {
+          keepDays = keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
+        } catch (err) {
+          usage('TEND_KEEP_DAYS', (err as Error).message.replace(/^TEND_KEEP_DAYS /, ''));
+        }
         const agent = new WorkerAgent({
           server: o.server,
           token,
@@ -38,6 +45,7 @@ export function register(program: Command): void {
           batchSlots: slots,
           dataDir: dir,
           version: tendVersion(),
+          keepDays,
           log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
         });
         const stop = () => agent.shutdown();

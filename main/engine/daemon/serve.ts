@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { startApi, type ApiServer } from '../api/server.js';
 import { Engine, type EngineConfig } from '../engine.js';
 import { errorMessage } from '../errors.js';
-import { keepDaysFromEnv } from '../retention.js';
+import { keepDaysFromEnv } from '../keep-days.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { claimOwnership, type Ownership } from './ownership.js';
