@@ -7,7 +7,7 @@ import { afterEach, beforeAll, expect, it } from 'vitest';
 import { paths } from '../../main/engine/datadir.js';
 import { DAY_MS } from '../../main/engine/keep-days.js';
 import { Store } from '../../main/engine/store/store.js';
-import { assertBuilt, Daemon, killTracked, scratch, stopOwner } from '../daemon/harness.js';
+import { assertBuilt, Daemon, killTracked, scratch, stopOwner, tend, tendOk } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
 
 let box: ReturnType<typeof scratch>;
@@ -50,6 +50,13 @@ it('removes finished history older than TEND_KEEP_DAYS, rows and directories', a
   }
   expect(existsSync(oldDir)).toBe(false);
   expect(existsSync(newDir)).toBe(true);
+  // `tend daemon status` says how long history is kept and what the last sweep removed.
+  const status = await waitFor(() => {
+    const s = tendOk<{ history: { keepDays: number; lastSweep: { runs: number; dirs: number } | null } | null }>(box.dir, ['daemon', 'status', '--json']);
+    return s.history?.lastSweep ? s : null;
+  }, 20_000, 'the sweep in daemon.state.json');
+  expect(status.history).toMatchObject({ keepDays: 7, lastSweep: { runs: 1, dirs: 1 } });
+  expect(tend(box.dir, ['daemon', 'status']).stdout).toMatch(/^history: {3}kept 7 days; last sweep \S+ removed 1 runs, 0 jobs, 0 events, 1 directories$/m);
 });
 
 it('refuses a bad TEND_KEEP_DAYS by name and changes nothing', async () => {

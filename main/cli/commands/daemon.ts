@@ -83,6 +83,7 @@ export function register(program: Command): void {
               `jobs:      ${Object.entries(s.jobs).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
               `in flight: ${s.inFlight}`,
               `next due:  ${s.nextDue ? `${s.nextDue.routineId} at ${s.nextDue.at}` : '-'}`,
+              ...(s.history ? [`history:   ${historyLine(s.history)}`] : []),
               ...(s.recentFailures.length ? ['recent failures:', table(s.recentFailures.map((f) => [f.at, f.routineId, f.reason ?? '']))] : []),
               ...webhookStatusLines(s.webhooks),
             ].join('\n'),
@@ -124,4 +125,10 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+function historyLine(h: { keepDays: number | null; lastSweep: { at: string; runs: number; jobs: number; events: number; dirs: number } | null }): string {
+  if (h.keepDays === null) return 'kept forever (TEND_KEEP_DAYS=forever)';
+  const last = h.lastSweep ? `; last sweep ${h.lastSweep.at} removed ${h.lastSweep.runs} runs, ${h.lastSweep.jobs} jobs, ${h.lastSweep.events} events, ${h.lastSweep.dirs} directories` : '';
+  return `kept ${h.keepDays} days${last}`;
 }

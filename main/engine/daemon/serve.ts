@@ -58,6 +58,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     intervalMs: o.intervalMs,
     lastPass: null,
     clockJumps: 0,
+    history: { keepDays: engine.retention.o.keepDays, lastSweep: null },
   };
   const save = () => {
     try {
@@ -73,6 +74,8 @@ export async function serve(o: ServeOptions): Promise<Served> {
   engine.bus.on('pass', (p) => {
     state.lastHeartbeat = new Date().toISOString();
     state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
+    const sweep = engine.retention.last;
+    if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };
     save();
   });
   const webhooks = startWebhookDelivery(engine, o.log);

@@ -11,6 +11,8 @@ export interface DaemonState {
   intervalMs: number;
   lastPass: { durationMs: number; fired: number; submitted: number; settled: number; faults: number } | null;
   clockJumps: number;
+  /** The history retention: days kept (null: forever) and what its last sweep removed. */
+  history?: { keepDays: number | null; lastSweep: { at: string; runs: number; jobs: number; events: number; dirs: number } | null };
 }
 
 export function writeState(dataDir: string, state: DaemonState): void {

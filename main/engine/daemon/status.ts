@@ -20,6 +20,8 @@ export interface DaemonStatus {
   nextDue: { routineId: string; at: string } | null;
   recentFailures: { routineId: string; runId: string; at: string; reason: string | null }[];
   lastPass: DaemonState['lastPass'];
+  /** History retention of the owning daemon (null before a daemon wrote it). */
+  history: NonNullable<DaemonState['history']> | null;
   /** Receivers, queue and log counts, the latest deliveries (null without a database). */
   webhooks: WebhookStatus | null;
 }
@@ -62,6 +64,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
     nextDue,
     recentFailures,
     lastPass: state?.lastPass ?? null,
+    history: state?.history ?? null,
     webhooks,
   };
 }
