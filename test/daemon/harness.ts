@@ -172,7 +172,7 @@ export function procStartTime(pid: number): number | null {
 
 export function scratch(prefix: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 /** Stop the daemon that owns `dataDir` if a test started it (tracked), waiting until it has exited. */

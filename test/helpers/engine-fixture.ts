@@ -116,5 +116,5 @@ export function full(routineId: string): string {
 /** A scratch directory for SQLite files; remove it in afterEach. */
 export function scratch(prefix = 'tend-sched-'): { dir: string; db: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, db: join(dir, 'tend.db'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, db: join(dir, 'tend.db'), remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }

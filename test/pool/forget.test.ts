@@ -1,9 +1,10 @@
 // A worker host gone for good: `tend worker forget` ends its in-flight runs and jobs with an
 // unknown outcome, puts the jobs it had only claimed back in the queue, and revokes its token.
 // While it is online it is refused unless forced.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
-import { assertBuilt, killTracked, Pool, POOL_FIXTURES, scratch, waitFor } from './harness.js';
+import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor } from './harness.js';
 
 const MARK = join(POOL_FIXTURES, 'mark.sh');
 
@@ -60,4 +61,8 @@ it('forgets a dead worker: its run and job end unknown, a claimed job goes back 
   const again = pool.tend('worker', 'forget', 'u@w1', '--force');
   expect(again.code).toBe(1);
   expect(again.stderr).toMatch(/worker u@w1 not found/);
+
+  // The processes outlived their worker, as jobs do: let them end before the directories go.
+  writeFileSync(join(box.dir, 'never'), '');
+  await waitFor(() => lines(marker).length === 2, 30_000, 'the orphaned run and job to end');
 });

@@ -132,7 +132,8 @@ export function procStartTime(pid: number): number | null {
 
 export function scratch(prefix: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // Retries: a job killed during cleanup may still have its wrapper writing the exit sentinel.
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export interface Exit {
