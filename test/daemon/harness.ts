@@ -1,82 +1,13 @@
 // Real daemons as child processes of the built CLI, against scratch data dirs. Every wait has a
 // deadline; every process a test starts is killed (by its own pid) when the test ends.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { alive, assertBuilt, childEnv, isTracked, REPO, TEND, track } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
-export const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));
-export const TEND = join(REPO, 'dist', 'main', 'cli', 'tend.js');
+export { alive, assertBuilt, childEnv, killTracked, procStartTime, REPO, scratch, TEND, tend, tendAsync, tendOk, track, type CliResult } from '../helpers/cli.js';
 export const FIXTURES = join(REPO, 'test', 'fixtures');
-
-export function assertBuilt(): void {
-  if (!existsSync(TEND)) throw new Error(`${TEND} not found: these tests run the built CLI; run \`npm run build\` first`);
-}
-
-/** The environment of a child `tend`: the parent's TEND_* settings never leak in. */
-export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEND_')) env[k] = v;
-  return { ...env, TZ: 'UTC', NO_COLOR: '1', TEND_DATA_DIR: dataDir, ...extra };
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `tend ARGS…` synchronously (ensure, stop, status, doctor return on their own). */
-export function tend(dataDir: string, args: string[], env: Record<string, string> = {}): CliResult {
-  assertBuilt();
-  const r = spawnSync(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: 45_000 });
-  if (r.error) throw r.error;
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** Like `tend` but the command must exit 0; parses stdout when `--json` is among the args. */
-export function tendOk<T = unknown>(dataDir: string, args: string[], env: Record<string, string> = {}): T {
-  const r = tend(dataDir, args, env);
-  if (r.code !== 0) throw new Error(`tend ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return (args.includes('--json') ? JSON.parse(r.stdout) : r.stdout) as T;
-}
-
-/** Pids that must not outlive the test (daemons started by `ensure` are not our children). */
-const owned = new Set<number>();
-export function track(pid: number): number {
-  owned.add(pid);
-  return pid;
-}
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A zombie is dead for every purpose here.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) [ZX]/s.test(stat);
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
-
-/** SIGKILL every tracked process still alive and wait until it is gone. */
-export async function killTracked(): Promise<void> {
-  for (const pid of owned) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  await waitFor(() => [...owned].every((p) => !alive(p)), 10_000, 'tracked processes to die');
-  owned.clear();
-}
 
 export interface Exit {
   code: number | null;
@@ -160,25 +91,10 @@ export function readState(dataDir: string): StateFile | null {
   }
 }
 
-/** /proc start time of a pid (field 22), or null. */
-export function procStartTime(pid: number): number | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
-  } catch {
-    return null;
-  }
-}
-
-export function scratch(prefix: string): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
-}
-
 /** Stop the daemon that owns `dataDir` if a test started it (tracked), waiting until it has exited. */
 export async function stopOwner(dataDir: string): Promise<void> {
   const rec = readPidFile(dataDir);
-  if (!rec || !owned.has(rec.pid) || !alive(rec.pid)) return;
+  if (!rec || !isTracked(rec.pid) || !alive(rec.pid)) return;
   try {
     process.kill(rec.pid, 'SIGTERM');
   } catch {

@@ -54,6 +54,8 @@ test('Health shows the daemon’s status and the doctor’s findings with their 
   await expect(finding.getByRole('button', { name: /^Restart/ })).toBeVisible();
   await expect(page.locator('.section', { hasText: 'Recent failures' })).toContainText('backup/offsite');
   await expect(page.locator('.events')).toContainText('run:failed');
+  // The retention: 30 days unless TEND_KEEP_DAYS says otherwise; a fresh daemon has nothing to remove.
+  await expect(page.locator('.section', { hasText: 'Daemon' })).toContainText(/kept 30 days · last cleaned .*, nothing to remove/);
   await shoot(page, 'health');
 });
 

@@ -2,139 +2,16 @@
 // processes, each with a data dir of its own, talking HTTP. State is read from the daemon's SQLite
 // file (read-only); every wait has a deadline; every process is killed by its pid afterwards.
 import Database from 'better-sqlite3';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { alive, assertBuilt, childEnv, procStartTime, REPO, TEND, tend, tendAsync, tendOk, track } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
-export const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));
-export const TEND = join(REPO, 'dist', 'main', 'cli', 'tend.js');
+export { alive, assertBuilt, childEnv, killTracked, procStartTime, REPO, scratch, TEND, tend, tendAsync, tendOk, track, type CliResult } from '../helpers/cli.js';
+export { waitFor } from '../helpers/wait.js';
 export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
-
-export function assertBuilt(): void {
-  if (!existsSync(TEND)) throw new Error(`${TEND} not found: these tests run the built CLI; run \`npm run build\` first`);
-}
-
-/**
- * Resolve with the first truthy value `fn` returns, checking every `intervalMs`; reject once
- * `timeoutMs` has passed, naming what was awaited and the last value or error seen.
- */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition', intervalMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value as NonNullable<T>;
-      last = value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() >= deadline) {
-      const seen = last instanceof Error ? last.message : JSON.stringify(last);
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${seen})`);
-    }
-    await delay(intervalMs);
-  }
-}
-
-/** The environment of a child `tend`: the parent's TEND_* settings never leak in. */
-export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEND_')) env[k] = v;
-  return { ...env, TZ: 'UTC', NO_COLOR: '1', TEND_DATA_DIR: dataDir, ...extra };
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `tend ARGS…` synchronously. */
-export function tend(dataDir: string, args: string[], env: Record<string, string> = {}): CliResult {
-  assertBuilt();
-  const r = spawnSync(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: 45_000 });
-  if (r.error) throw r.error;
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/**
- * `tend ARGS…` without blocking this process: needed whenever the command waits on a child of
- * ours (`daemon stop`), whose stderr pipe we must keep draining meanwhile.
- */
-export function tendAsync(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  assertBuilt();
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', rej);
-    child.on('close', (code) => res({ code, stdout, stderr }));
-  });
-}
-
-/** Like `tend` but the command must exit 0; parses stdout when `--json` is among the args. */
-export function tendOk<T = unknown>(dataDir: string, args: string[], env: Record<string, string> = {}): T {
-  const r = tend(dataDir, args, env);
-  if (r.code !== 0) throw new Error(`tend ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return (args.includes('--json') ? JSON.parse(r.stdout) : r.stdout) as T;
-}
-
-/** Pids that must not outlive the test. */
-const owned = new Set<number>();
-export function track(pid: number): number {
-  owned.add(pid);
-  return pid;
-}
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A zombie is dead for every purpose here.
-  try {
-    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return process.platform !== 'linux';
-  }
-}
-
-/** SIGKILL every tracked process still alive and wait until it is gone. */
-export async function killTracked(): Promise<void> {
-  for (const pid of owned) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  await waitFor(() => [...owned].every((p) => !alive(p)), 10_000, 'tracked processes to die');
-  owned.clear();
-}
-
-/** /proc start time of a pid (field 22), or null. */
-export function procStartTime(pid: number): number | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
-  } catch {
-    return null;
-  }
-}
-
-export function scratch(prefix: string): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  // Retries: a job killed during cleanup may still have its wrapper writing the exit sentinel.
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
-}
 
 export interface Exit {
   code: number | null;

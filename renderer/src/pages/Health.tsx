@@ -1,7 +1,7 @@
 // Health: the daemon's status (ownership, heartbeat, queues, next due work, recent failures) and
 // the doctor's findings with what to do about each.
 import type { ReactElement } from 'react';
-import type { Finding } from '../../../preload/contract.js';
+import type { DaemonStatus, Finding } from '../../../preload/contract.js';
 import { clock, duration, relative, routinePath } from '../store/format.js';
 import { useNow, useServices, useTend, useWatch } from '../ui/context.js';
 import { Banner, Button, Empty, Icon, PageHeader, Props, Section, Spinner, StatusChip } from '../ui/parts.js';
@@ -52,6 +52,7 @@ export function HealthPage(): ReactElement {
               ['In flight', String(status.inFlight)],
               ['Next due', status.nextDue ? <span key="n"><a href={href.routine(status.nextDue.routineId)}>{routinePath(status.nextDue.routineId)}</a> {relative(status.nextDue.at, now)}</span> : 'nothing scheduled'],
               ['Last pass', status.lastPass ? `${duration(status.lastPass.durationMs)} · fired ${status.lastPass.fired} · submitted ${status.lastPass.submitted} · settled ${status.lastPass.settled} · faults ${status.lastPass.faults}` : '—'],
+              ['History', historyText(status.history, now)],
             ]}
           />
         </Section>
@@ -167,4 +168,12 @@ function CopyButton({ text }: { text: string }): ReactElement | null {
       <Icon name="copy" />
     </button>
   );
+}
+
+function historyText(h: DaemonStatus['history'], now: number): string {
+  if (!h) return '—';
+  if (h.keepDays === null) return 'kept forever';
+  const sweep = h.lastSweep;
+  const removed = sweep ? sweep.runs + sweep.jobs + sweep.events : 0;
+  return `kept ${h.keepDays} days${sweep ? ` · last cleaned ${relative(sweep.at, now)}${removed ? `: ${sweep.runs} runs, ${sweep.jobs} jobs, ${sweep.events} events removed` : ', nothing to remove'}` : ''}`;
 }
