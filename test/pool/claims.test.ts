@@ -3,7 +3,7 @@
 // at once; a job posted while workers wait is fetched at once, not after a poll interval.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, scratch, waitFor, type HttpResult } from './harness.js';
+import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, readState, scratch, waitFor, type HttpResult } from './harness.js';
 
 const MARK = join(POOL_FIXTURES, 'mark.sh');
 
@@ -54,19 +54,27 @@ describe('claims', () => {
     const tokens = computers.map((c) => pool!.token(c));
     const claim = (token: string, slots: number, wait: number) => pool!.http<Claimed>('POST', '/api/worker/jobs/claim', { slots, wait }, token);
 
-    // Twelve long polls wait; one job arrives and wakes them all; exactly one gets it.
+    // Twelve long polls wait; one job arrives and wakes them all; exactly one gets it, at once (a
+    // poll that ran out would answer only after 30 s).
     const answers: HttpResult<Claimed>[] = [];
     const waiting = tokens.map((t) => claim(t, 1, 30_000).then((a) => answers.push(a)));
     await waitFor(() => computers.every((c) => pool!.db.worker(c)?.last_seen), 20_000, 'every claimant to be waiting');
     expect(answers).toEqual([]);
     const [id] = await pool.postJobs([{ command: 'true' }]);
-    // Answered when the job came: a poll that ran out would answer only after 30 s.
-    await waitFor(() => answers.length === tokens.length, 15_000, 'the new job to wake every waiting claimant');
+    await waitFor(() => answers.length === 1, 15_000, 'the new job to be handed to one waiting claimant');
+    expect(answers[0]!.body.value!.jobs.map((j) => j.id)).toEqual([id]);
+    // The others wait on: passes wake them (every 200 ms here), but with nothing to take a long poll
+    // does not answer empty-handed.
+    const beats = new Set<string>();
+    await waitFor(() => beats.add(readState(pool!.dataDir)?.lastHeartbeat ?? '').size > 5, 15_000, 'a few passes');
+    expect(answers).toHaveLength(1);
+    // A job each answers them: twelve jobs, twelve claimants, each job in exactly one answer.
+    const rest = await pool.postJobs(Array.from({ length: 11 }, () => ({ command: 'true' })));
+    await waitFor(() => answers.length === tokens.length, 15_000, 'a job for each of the other claimants');
     await Promise.all(waiting);
     expect(answers.map((a) => a.status)).toEqual(Array(tokens.length).fill(200));
-    const winners = answers.filter((a) => a.body.value!.jobs.length > 0);
-    expect(winners.length).toBe(1);
-    expect(winners[0]!.body.value!.jobs.map((j) => j.id)).toEqual([id]);
+    expect(answers.map((a) => a.body.value!.jobs.length)).toEqual(Array(tokens.length).fill(1));
+    expect(new Set(answers.map((a) => a.body.value!.jobs[0]!.id))).toEqual(new Set([id, ...rest]));
     const job = pool.db.job(id!)!;
     expect(job.status).toBe('FETCHED');
     expect(computers).toContain(job.fetched_by);
@@ -82,7 +90,7 @@ describe('claims', () => {
     expect(got.length).toBe(more.length);
     expect(new Set(got)).toEqual(new Set(more));
     expect(pool.db.jobs().filter((j) => more.includes(j.id)).every((j) => j.status === 'FETCHED' && computers.includes(j.fetched_by!))).toBe(true);
-    expect(pool.db.events('job:fetched').length).toBe(61);
+    expect(pool.db.events('job:fetched').length).toBe(72);
   });
 
   it('refuses a report about a job another computer holds', async () => {

@@ -104,8 +104,15 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const abort = new AbortController();
       // The response's close, not the request's: a POST request "closes" once its body is read.
       reply.raw.on('close', () => abort.abort());
-      await engine.wake.wait('jobs', computer, pollWait(b.wait), abort.signal);
-      if (!abort.signal.aborted) jobs = claimJobs(engine, computer, b.slots);
+      // A wake-up is a hint (every pass gives one): with nothing to take, wait on until the poll's
+      // end, so a worker is answered when there is work or when its poll is over, not every pass.
+      const deadline = Date.now() + pollWait(b.wait);
+      for (let left = deadline - Date.now(); left > 0 && !abort.signal.aborted && !engine.wake.closed; left = deadline - Date.now()) {
+        await engine.wake.wait('jobs', computer, left, abort.signal);
+        if (abort.signal.aborted) break;
+        jobs = claimJobs(engine, computer, b.slots);
+        if (jobs.length > 0) break;
+      }
     }
     return { ok: true, value: { jobs } };
   });

@@ -4,11 +4,16 @@
 export class Wake {
   private commands = new Map<string, Set<() => void>>();
   private jobs = new Set<() => void>();
-  private closed = false;
+  private closedFlag = false;
+
+  /** The server is closing: waits return at once. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
 
   /** Answer every waiting long poll now, and every later one at once (the server is closing). */
   close(): void {
-    this.closed = true;
+    this.closedFlag = true;
     this.jobsAvailable();
     // Deleting the entry being visited is safe while iterating a Map.
     for (const computer of this.commands.keys()) this.commandsFor(computer);
@@ -29,7 +34,7 @@ export class Wake {
 
   /** Resolves on a wake-up, after `ms`, or when `signal` aborts — whichever comes first. */
   wait(kind: 'commands' | 'jobs', computer: string, ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.closedFlag) return Promise.resolve();
     return new Promise((resolve) => {
       let done = false;
       const finish = () => {
