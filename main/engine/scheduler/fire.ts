@@ -49,7 +49,9 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number 
   } else {
     next.nextRunAt = nextRunAt(timing, now, def.tz);
   }
-  if (instants.length > 0 && next.firstDueAt === null) next.firstDueAt = instants[0]!;
+  // The retry window counts from here; without retries nothing reads it, and not setting it spares
+  // a trigger write when the run succeeds (finalize resets only what was set).
+  if (instants.length > 0 && next.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0]!;
   ctx.store.routines.saveTrigger(next, now);
 
   let created = 0;

@@ -279,9 +279,9 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
   }
   const run = c.run!;
   if (handle) {
-    const current = ctx.store.runs.get(run.id);
+    const current = ctx.store.runs.status(run.id);
     ctx.store.ledger.record('run', run.id, backendName, handle, now);
-    if (current && current.status !== 'STARTING' && current.status !== 'RUNNING') {
+    if (current && current !== 'STARTING' && current !== 'RUNNING') {
       // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
       stopLater(ctx, backendName, handle);
     }

@@ -77,6 +77,7 @@ export class RunStore {
       insert: db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at)
         VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
+      status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
       active: db.prepare(`SELECT * FROM runs WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
@@ -102,6 +103,10 @@ export class RunStore {
   get(id: string): RunRow | null {
     const r = this.s.get.get(id) as RunRecord | undefined;
     return r ? toRun(r) : null;
+  }
+
+  status(id: string): RunStatus | null {
+    return (this.s.status.get(id) as RunStatus | undefined) ?? null;
   }
 
   active(): RunRow[] {
