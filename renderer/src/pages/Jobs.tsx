@@ -106,10 +106,11 @@ function JobTable({ jobs }: { jobs: JobRow[] }): ReactElement {
       </div>
       <div className="tbody scroll jobs-scroll" ref={scroller} role="rowgroup" style={{ height: Math.min(jobs.length * ROW + 2, 480) }}>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
-          {v.getVirtualItems().map((item) => {
+          {v.getVirtualItems().map((item, _, items) => {
             const j = jobs[item.index]!;
+            // Keyed by slot (see Today): rows scrolled in reuse the DOM of rows scrolled out.
             return (
-              <div key={item.key} className="vrow tr jobs-grid" role="row" data-job={j.id} data-status={j.status} style={{ transform: `translateY(${item.start}px)`, height: ROW }}>
+              <div key={item.index % items.length} className="vrow tr jobs-grid" role="row" data-job={j.id} data-status={j.status} style={{ transform: `translateY(${item.start}px)`, height: ROW }}>
                 <span role="cell" className="tabular muted">
                   {j.id}
                 </span>

@@ -138,10 +138,12 @@ function RoutineTable({ rows, toggle }: { rows: TodayRow[]; toggle: (key: string
       </div>
       <div className="tbody scroll" ref={scroller} role="rowgroup" data-testid="today-scroller">
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
-          {v.getVirtualItems().map((item) => {
+          {v.getVirtualItems().map((item, _, items) => {
             const row = rows[item.index]!;
+            // Keyed by slot, not by routine: a row scrolled out is reused for the one scrolled in
+            // (its DOM updated, not destroyed and rebuilt), which keeps a fast fling smooth.
             return (
-              <div key={item.key} className="vrow" style={{ transform: `translateY(${item.start}px)`, height: ROW }} role="row" aria-rowindex={item.index + 1}>
+              <div key={item.index % items.length} className="vrow" style={{ transform: `translateY(${item.start}px)`, height: ROW }} role="row" aria-rowindex={item.index + 1}>
                 {row.type === 'schedule' ? <ScheduleRow row={row} /> : row.type === 'group' ? <GroupRow row={row} toggle={toggle} /> : <RoutineRow routine={row.routine} status={row.status} nested={row.nested} now={now} />}
               </div>
             );
