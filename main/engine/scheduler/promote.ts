@@ -4,13 +4,13 @@ import type { Ctx } from './context.js';
 import { moveJob } from './moves.js';
 
 export function promoteJobs(ctx: Ctx, now: number): number {
-  const waiting = ctx.store.jobs.withStatus('WAITING');
+  const waiting = ctx.store.jobs.idsWithStatus('WAITING');
   if (waiting.length === 0) return 0;
   let moved = 0;
   ctx.tx(() => {
     // Cancellation cascades within one pass: keep going while something changed.
     let changed = true;
-    const open = new Set(waiting.map((j) => j.id));
+    const open = new Set(waiting);
     while (changed) {
       changed = false;
       for (const id of open) {

@@ -136,9 +136,9 @@ export class Scheduler {
 }
 
 /**
- * The PENDING jobs this pass may launch: none without a free slot, else the oldest few (a page
- * of the free slots and some), or all of them when that page holds too few this host runs.
- * A queue of thousands is not read and parsed again on every pass (every exit nudges one).
+ * The PENDING jobs this pass may launch: none without a free slot, else the oldest this host may
+ * run, a few more than the free slots (one may be claimed by a worker meanwhile). A queue of
+ * thousands is not read and parsed again on every pass (every exit nudges one).
  */
 function pendingJobs(ctx: Ctx): JobRow[] {
   const ledger = ctx.store.ledger.all();
@@ -147,11 +147,7 @@ function pendingJobs(ctx: Ctx): JobRow[] {
   const jobsInFlight = ledger.filter((e) => e.kind === 'job').length + launching.filter((l) => l.queue === 'job').length;
   const slots = Math.min(ctx.opts.maxParallel - inFlight, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);
   if (slots <= 0) return [];
-  const page = slots + 64;
-  const jobs = ctx.store.jobs.withStatus('PENDING', page);
-  if (jobs.length < page) return jobs;
-  const here = jobs.filter((j) => j.computer === null || j.computer === ctx.opts.computer).length;
-  return here >= slots ? jobs : ctx.store.jobs.withStatus('PENDING');
+  return ctx.store.jobs.runnable(ctx.opts.computer, slots + 8);
 }
 
 /** Lease owners `user@HOST` are remote workers (pool routes); away = not heard from lately. */

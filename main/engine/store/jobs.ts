@@ -96,6 +96,8 @@ export class JobStore {
       exists: db.prepare(`SELECT status FROM jobs WHERE id = ?`).pluck(),
       list: db.prepare(`${SELECT} ORDER BY j.id DESC LIMIT ?`),
       byStatus: db.prepare(`${SELECT} WHERE j.status = ? ORDER BY j.id LIMIT ?`),
+      idsByStatus: db.prepare(`SELECT id FROM jobs WHERE status = ? ORDER BY id LIMIT ?`).pluck(),
+      runnable: db.prepare(`${SELECT} WHERE j.status = 'PENDING' AND (j.computer IS NULL OR j.computer = ?) ORDER BY j.id LIMIT ?`),
       // A job released from a stale claim keeps its last pool backend (the worker may still report it).
       claimable: db.prepare(`${SELECT} WHERE j.status = 'PENDING' AND (j.backend IS NULL OR j.backend LIKE 'pool:%') AND (j.computer IS NULL OR j.computer = ?) ORDER BY j.id LIMIT ?`),
       depStatuses: db.prepare(`SELECT d.depends_on AS id, j.status FROM job_deps d JOIN jobs j ON j.id = d.depends_on WHERE d.job_id = ?`),
@@ -139,6 +141,15 @@ export class JobStore {
 
   withStatus(status: JobStatus, limit = 10_000): JobRow[] {
     return (this.s.byStatus.all(status, limit) as JobRecord[]).map(toJob);
+  }
+
+  idsWithStatus(status: JobStatus, limit = 10_000): number[] {
+    return this.s.idsByStatus.all(status, limit) as number[];
+  }
+
+  /** The oldest PENDING jobs this host may run: unaddressed or addressed to `computer`. */
+  runnable(computer: string, limit: number): JobRow[] {
+    return (this.s.runnable.all(computer, limit) as JobRecord[]).map(toJob);
   }
 
   /** PENDING jobs a worker of `computer` may take: unaddressed or addressed to it, backend not chosen at post (nor local). */
