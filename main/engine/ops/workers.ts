@@ -1,8 +1,9 @@
 // Forgetting a worker host that is gone for good (a dead machine, a reinstalled one). Until then
 // its runs and jobs wait for it, because a missing host is not a statement about the work and a
 // launch elsewhere could run it twice. Forgetting is the person saying "it will not come back":
-// its in-flight runs end with an unknown outcome (the routines' policies decide what follows), jobs it was running end in ERROR, jobs it had only claimed go back to the queue, its
-// unsent commands expire, and its token stops working.
+// its in-flight runs end with an unknown outcome (the routines' policies decide what follows),
+// jobs it was running end in ERROR, jobs it had only claimed go back to the queue, its unsent
+// commands expire, and its token stops working.
 import { TendError, notFound } from '../errors.js';
 import { WORKER_OFFLINE_MS } from '../pool/pool-backend.js';
 import { moveJob } from '../scheduler/moves.js';
@@ -11,7 +12,7 @@ import type { Store } from '../store/store.js';
 
 export interface ForgetResult {
   computer: string;
-  /** In-flight runs the next pass settles with an unknown outcome (batch: ERROR; realtime: EXITED, then its restart waits for a worker). */
+  /** In-flight runs the next pass settles, outcome unknown (batch: ERROR; realtime: EXITED, then its restart waits). */
   runs: number;
   /** Jobs it was running, now ERROR. */
   failedJobs: number;
