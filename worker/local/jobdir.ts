@@ -14,6 +14,7 @@
 //   <runDir>/launched         `PID STARTTIME` of the wrapper that claimed the directory (O_EXCL)
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { JobSpec } from '../../main/engine/backend.js';
 
 export const FILES = {
   wrapper: 'run.sh',
@@ -75,6 +76,32 @@ export interface Manifest {
   routine: ProcessIdentity;
   /** Wall-clock start of the routine (from its /proc start time), once known. */
   startedAt: number | null;
+}
+
+/** What every backend's manifest says of a job before it started: from the spec, secrets masked. */
+export function baseManifest(spec: JobSpec, facts: { tendVersion: string; cwd: string; logCapBytes: number; createdAt: number; bootId: string | null }): Omit<Manifest, 'backend'> {
+  return {
+    manifestVersion: 1,
+    tendVersion: facts.tendVersion,
+    runId: spec.runId,
+    kind: spec.kind,
+    routineId: spec.routineId,
+    jobId: spec.jobId,
+    attempt: spec.attempt,
+    command: spec.command,
+    args: [...spec.maskedArgs],
+    cwd: facts.cwd,
+    envNames: Object.keys(spec.env).sort(),
+    outputs: [...spec.outputs],
+    revision: spec.revision,
+    logCapBytes: facts.logCapBytes,
+    scheduledAt: spec.scheduledAt,
+    createdAt: facts.createdAt,
+    bootId: facts.bootId,
+    wrapper: { pid: null, startTime: null },
+    routine: { pid: null, startTime: null },
+    startedAt: null,
+  };
 }
 
 export function writeManifest(runDir: string, manifest: Manifest): void {

@@ -8,6 +8,7 @@ import type { JobSpec } from '../../main/engine/backend.js';
 import { TendError, errorMessage } from '../../main/engine/errors.js';
 import { currentBootId, readProcStat, startTicksToMs } from './proc.js';
 import {
+  baseManifest,
   jobPath,
   readPidRecord,
   readLaunched,
@@ -119,29 +120,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   const cwd = spec.cwd ?? runDir;
   const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
   const bootId = currentBootId();
-  const manifest: Manifest = {
-    manifestVersion: 1,
-    backend: 'local',
-    tendVersion: ctx.tendVersion,
-    runId: spec.runId,
-    kind: spec.kind,
-    routineId: spec.routineId,
-    jobId: spec.jobId,
-    attempt: spec.attempt,
-    command: spec.command,
-    args: [...spec.maskedArgs],
-    cwd,
-    envNames: Object.keys(spec.env).sort(),
-    outputs: [...spec.outputs],
-    revision: spec.revision,
-    logCapBytes,
-    scheduledAt: spec.scheduledAt,
-    createdAt: Date.now(),
-    bootId,
-    wrapper: { pid: null, startTime: null },
-    routine: { pid: null, startTime: null },
-    startedAt: null,
-  };
+  const manifest: Manifest = { ...baseManifest(spec, { tendVersion: ctx.tendVersion, cwd, logCapBytes, createdAt: Date.now(), bootId }), backend: 'local' };
   const script = jobPath(runDir, 'wrapper');
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
   // The two files are independent: written together (the launch waits for the slowest).

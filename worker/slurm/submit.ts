@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { sbatchArgs } from '../../main/engine/domain/slurm.js';
 import { TendError } from '../../main/engine/errors.js';
-import { jobPath } from '../local/jobdir.js';
+import { baseManifest, jobPath } from '../local/jobdir.js';
 import { DEFAULT_LOG_CAP_BYTES, halfCap } from '../local/logs.js';
 import { currentBootId } from '../local/proc.js';
 import { checkRevision } from '../local/revision.js';
@@ -156,29 +156,10 @@ function record(
 ): SlurmHandle {
   const runDir = spec.runDir;
   writeSlurmRecord(runDir, rec);
+  // No pids here: the processes run on a node, and pid.json (written there by run.sh) names them.
   const manifest: SlurmManifest = {
-    manifestVersion: 1,
+    ...baseManifest(spec, { tendVersion: facts.tendVersion, cwd: facts.cwd, logCapBytes: facts.logCapBytes, createdAt: rec.submittedAt, bootId: currentBootId() }),
     backend: 'slurm',
-    tendVersion: facts.tendVersion,
-    runId: spec.runId,
-    kind: spec.kind,
-    routineId: spec.routineId,
-    jobId: spec.jobId,
-    attempt: spec.attempt,
-    command: spec.command,
-    args: [...spec.maskedArgs],
-    cwd: facts.cwd,
-    envNames: Object.keys(spec.env).sort(),
-    outputs: [...spec.outputs],
-    revision: spec.revision,
-    logCapBytes: facts.logCapBytes,
-    scheduledAt: spec.scheduledAt,
-    createdAt: rec.submittedAt,
-    bootId: currentBootId(),
-    // The processes run on a node: pid.json (written there by run.sh) has them.
-    wrapper: { pid: null, startTime: null },
-    routine: { pid: null, startTime: null },
-    startedAt: null,
     slurm: { cluster: rec.cluster, jobId: rec.jobId, jobName: rec.jobName, submittedAt: rec.submittedAt, sbatchArgs: facts.optionArgs },
   };
   writeSlurmManifest(runDir, manifest);
