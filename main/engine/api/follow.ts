@@ -1,9 +1,13 @@
 // A run's output as server-sent events, as it is written (the UI's live log view).
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { followLog } from '../../../worker/local/logs.js';
 import type { Engine } from '../engine.js';
 import { notFound, TendError } from '../errors.js';
 import type { Streams } from './streams.js';
+
+const WAITING = new Set(['PENDING', 'DELAYED', 'STARTING']);
+const DIR_POLL_MS = 200;
 
 export async function followRoute(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { id } = req.params as { id: string };
@@ -21,14 +25,24 @@ export async function followRoute(engine: Engine, streams: Streams, req: Fastify
   const stop = new AbortController();
   req.raw.on('close', () => stop.abort());
   res.on('close', () => stop.abort());
-  if (!run.runDir) {
-    res.write(`event: end\ndata: {"reason":"not started"}\n\n`);
+  const unregister = streams.add(() => stop.abort());
+  // A run still waiting to start has no directory yet: wait for it (a page that opened the log of
+  // a run just requested must see its first lines), unless the run ends first.
+  let runDir = run.runDir;
+  while (!runDir && !stop.signal.aborted) {
+    const now = engine.store.runs.get(id);
+    runDir = now?.runDir ?? null;
+    if (runDir || !now || !WAITING.has(now.status)) break;
+    await delay(DIR_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
+  }
+  if (!runDir) {
+    if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"not started"}\n\n`);
+    unregister();
     res.end();
     return;
   }
-  const unregister = streams.add(() => stop.abort());
   try {
-    for await (const chunk of followLog(run.runDir, stream, { signal: stop.signal, tailBytes })) {
+    for await (const chunk of followLog(runDir, stream, { signal: stop.signal, tailBytes })) {
       res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
     }
     if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"finished"}\n\n`);
