@@ -167,7 +167,8 @@ describe('the desktop app under a stand-in Electron', () => {
     await ok('routines.create', { id, command: 'false', at: '2099-01-01T00:00', tz: 'UTC', retry: 'none' });
     await ok('routines.run', { id });
 
-    await waitFor(() => fake.notifications.length > 0, 15_000, 'a notification');
+    // Notifications wait out a 5 s grouping window after the failure; a loaded machine needs the rest.
+    await waitFor(() => fake.notifications.length > 0, 30_000, 'a notification');
     const note = fake.notifications[0]!;
     expect(note.options).toMatchObject({ title: 'tests/broken failed', body: 'failed: exit 1' });
     expect(note.shown).toBe(true);
