@@ -16,6 +16,7 @@ import type { NewEvent } from './store/events.js';
 import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from './ops/control.js';
 import { DEFAULT_OPTIONS, type SchedulerOptions } from './scheduler/context.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { IntegrityChecks } from './store/integrity.js';
 import { Store } from './store/store.js';
 import { tendVersion } from './version.js';
 
@@ -44,12 +45,15 @@ export class Engine {
   /** Long polls of remote workers wait on this. */
   readonly wake = new Wake();
   readonly retention: Retention;
+  /** The full integrity check of tend.db, run off the event loop (after an unclean shutdown, for the doctor). */
+  readonly integrity: IntegrityChecks;
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
     this.clock = cfg.clock ?? systemClock;
     mkdirSync(paths(cfg.dataDir).runs, { recursive: true });
     this.store = cfg.store ?? Store.open(paths(cfg.dataDir).db);
+    this.integrity = new IntegrityChecks(this.store.db.name, () => this.clock.now());
     const opts: SchedulerOptions = {
       ...DEFAULT_OPTIONS,
       computer: localComputer(),
@@ -135,6 +139,7 @@ export class Engine {
 
   /** No pass starts after; launches in flight are recorded in the ledger before this resolves. */
   async stop(): Promise<void> {
+    this.integrity.stop();
     await this.loop.stop();
     await Promise.allSettled([...this.scheduler.ctx.launching.values()].map((l) => l.done));
   }

@@ -101,8 +101,9 @@ export function register(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(
       action(async (o: { json?: boolean }) => {
-        const [{ doctor }, { hasDatabase }, { Store }, { paths }] = await Promise.all([
+        const [{ doctor }, { checkIntegrity }, { hasDatabase }, { Store }, { paths }] = await Promise.all([
           import('../../engine/daemon/doctor.js'),
+          import('../../engine/store/integrity.js'),
           import('../../engine/daemon/status.js'),
           import('../../engine/store/store.js'),
           import('../../engine/datadir.js'),
@@ -116,7 +117,8 @@ export function register(program: Command): void {
           openError = (err as Error).message;
         }
         try {
-          const findings = doctor(dir, store, Date.now());
+          // The one command that reads the whole file: the page-by-page check belongs here.
+          const findings = doctor(dir, store, Date.now(), store ? await checkIntegrity(paths(dir).db) : null);
           if (openError) findings.unshift({ id: 'database-unreadable', severity: 'error', message: openError, action: 'move tend.db aside and restore it from a backup' });
           print(o.json, findings, () => findings.map((f) => `[${f.severity}] ${f.message}${f.action ? `\n        → ${f.action}` : ''}`).join('\n'));
           process.exitCode = findings.some((f) => f.severity === 'error') ? 1 : 0;

@@ -2,6 +2,7 @@
 import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../datadir.js';
+import type { IntegrityResult } from '../store/integrity.js';
 import type { Store } from '../store/store.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState } from './state.js';
@@ -19,7 +20,11 @@ const LOW_DISK_BYTES = 1024 ** 3;
 const BIG_LOG_BYTES = 50 * 1024 ** 2;
 const WORKER_SILENT_MS = 5 * 60_000;
 
-export function doctor(dataDir: string, store: Store | null, now: number): Finding[] {
+/**
+ * `integrity` is the result of the full check (store/integrity.ts), run by the caller off its event
+ * loop; null when it was not run (no database).
+ */
+export function doctor(dataDir: string, store: Store | null, now: number, integrity: IntegrityResult | null = null): Finding[] {
   const out: Finding[] = [];
   const p = paths(dataDir);
   const add = (id: string, severity: Severity, message: string, action: string | null = null) => out.push({ id, severity, message, action });
@@ -56,18 +61,20 @@ export function doctor(dataDir: string, store: Store | null, now: number): Findi
     if (size > BIG_LOG_BYTES) add('oversized-log', 'warn', `${f} is ${(size / 1024 ** 2).toFixed(0)} MiB`, `remove old rotations: rm ${join(dataDir, f)}`);
   }
 
+  if (integrity && !integrity.ok) {
+    add('database-integrity', 'error', `tend.db failed its integrity check: ${integrity.problems.slice(0, 3).join('; ')}`, 'stop the daemon, copy tend.db aside, and restore it from a backup');
+  }
   if (store) {
-    const integrity = store.db.pragma('quick_check') as { quick_check: string }[];
-    if (integrity.length !== 1 || integrity[0]!.quick_check !== 'ok') add('database-integrity', 'error', `tend.db failed its integrity check: ${integrity[0]?.quick_check}`, 'stop the daemon, copy tend.db aside, and restore it from a backup');
     const midnight = new Date(now);
     midnight.setHours(0, 0, 0, 0);
+    const today = midnight.getTime();
     const errors = new Set<string>();
     const delayed = new Set<string>();
-    for (const r of store.runs.since(midnight.getTime())) {
-      const latest = store.runs.latest(r.routineId);
-      if (latest?.id !== r.id) continue;
-      if (r.status === 'ERROR') errors.add(r.routineId);
-      if (r.status === 'DELAYED') delayed.add(r.routineId);
+    // One row per routine (its latest instance), not every run of the day.
+    for (const [id, r] of store.runs.latestPerRoutine()) {
+      if (r.createdAt < today && r.endedAt !== null && r.endedAt < today) continue;
+      if (r.status === 'ERROR') errors.add(id);
+      if (r.status === 'DELAYED') delayed.add(id);
     }
     for (const id of errors) add('routine-error', 'error', `${id} is in ERROR: ${store.runs.latest(id)?.reason ?? ''}`, `look at \`tend logs ${id} --stream stderr\`, fix it, then \`tend routine restart ${id}\``);
     for (const id of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${store.runs.latest(id)?.reason ?? ''}`, 'check its dependencies, free slots and backend health (`tend routine show`)');

@@ -16,6 +16,8 @@ export interface PidRecord {
 
 export interface Ownership {
   record: PidRecord;
+  /** The record of an owner that died without releasing the data dir (an unclean shutdown), else null. */
+  previous: PidRecord | null;
   release(): void;
 }
 
@@ -136,8 +138,10 @@ export function claimOwnership(dataDir: string, kind: PidRecord['kind'] = 'daemo
   const p = paths(dataDir);
   const fd = acquireLock(p.pidLock);
   let record: PidRecord;
+  let previous: PidRecord | null = null;
   try {
     const current = readPidRecord(dataDir);
+    if (current && current.pid !== process.pid) previous = current;
     if (current && current.pid !== process.pid && isLiveOwner(current)) {
       throw new TendError('CONFLICT', `data dir ${dataDir} is owned by ${current.kind} pid ${current.pid} (since ${current.startedAt || 'unknown'})`);
     }
@@ -153,6 +157,7 @@ export function claimOwnership(dataDir: string, kind: PidRecord['kind'] = 'daemo
   }
   return {
     record,
+    previous,
     release() {
       const now = readPidRecord(dataDir);
       if (now?.pid === process.pid) rmSync(p.pid, { force: true });

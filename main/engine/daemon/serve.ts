@@ -80,6 +80,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
   });
   const webhooks = startWebhookDelivery(engine, o.log);
   engine.start();
+  if (ownership.previous) checkAfterUncleanShutdown(engine, ownership.previous.pid, o.log);
   let stopping: Promise<void> | null = null;
   return {
     engine,
@@ -96,4 +97,27 @@ export async function serve(o: ServeOptions): Promise<Served> {
       return stopping;
     },
   };
+}
+
+/**
+ * The previous owner died holding the data dir: the file may have been damaged with it. The full
+ * check reads every page, so it runs in a worker thread while the daemon schedules and answers;
+ * its finding is an event (errors also reach daemon.log), the same one `tend daemon doctor` gives.
+ */
+function checkAfterUncleanShutdown(engine: Engine, pid: number, log: (line: string) => void): void {
+  void engine.integrity.run().then((r) => {
+    if (!engine.loop.running) return;
+    const data = { ok: r.ok, problems: r.problems, ms: Math.round(r.ms), previousPid: pid };
+    if (r.ok) {
+      engine.log({ type: 'store:checked', message: `tend.db passed its integrity check after pid ${pid} stopped uncleanly (${Math.round(r.ms)} ms)`, data });
+      return;
+    }
+    const message = `tend.db failed its integrity check after pid ${pid} stopped uncleanly: ${r.problems.slice(0, 3).join('; ')}`;
+    try {
+      engine.log({ type: 'store:damaged', level: 'error', message, data });
+    } catch {
+      // A damaged file may refuse the event too: the log gets the line instead.
+      log(`ERROR store:damaged ${message}`);
+    }
+  });
 }

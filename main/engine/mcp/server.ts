@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { paths } from '../datadir.js';
+import { checkIntegrity } from '../store/integrity.js';
 import { doctor } from '../daemon/doctor.js';
 import { daemonStatus } from '../daemon/status.js';
 import { expandRoutineId, ROUTINE_ID } from '../domain/schema.js';
@@ -178,8 +179,8 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     },
   );
 
-  tool('doctor', 'Actionable findings about this installation (stale pidfile, database integrity, permissions, disk, failing or delayed routines, silent workers), each with what to do.', z.strictObject({}), read, () => {
-    const f = doctor(o.dataDir, existsSync(db) ? open() : null, now());
+  tool('doctor', 'Actionable findings about this installation (stale pidfile, database integrity, permissions, disk, failing or delayed routines, silent workers), each with what to do.', z.strictObject({}), read, async () => {
+    const f = doctor(o.dataDir, existsSync(db) ? open() : null, now(), existsSync(db) ? await checkIntegrity(db) : null);
     return text(f, `${f.filter((x) => x.severity === 'error').length} error(s), ${f.filter((x) => x.severity === 'warn').length} warning(s)`);
   });
 

@@ -43,13 +43,14 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
           'it was written by a newer Tend and is left untouched — upgrade Tend',
       );
     }
+    // Cheap checks only: the header was read above, and reading the schema parses every table's
+    // definition. The full check reads the whole file (17 s cold at 485 MB), so it runs in
+    // `tend daemon doctor` and, after an unclean shutdown, off the daemon's event loop (integrity.ts).
+    checkSchema(db, path, migrations, version);
     if (!memory && !opts.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    if (!opts.readonly) {
-      if (version > 0 && !memory) quickCheck(db, path);
-      migrate(db, migrations, version);
-    }
+    if (!opts.readonly) migrate(db, migrations, version);
     return db;
   } catch (err) {
     db.close();
@@ -57,15 +58,26 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
   }
 }
 
-function quickCheck(db: DB, path: string): void {
-  const rows = db.pragma('quick_check') as { quick_check: string }[];
-  if (rows.length !== 1 || rows[0]!.quick_check !== 'ok') {
-    throw new TendError(
-      'REFUSED',
-      `database ${path} failed its integrity check (${rows.map((r) => r.quick_check).slice(0, 3).join('; ')}); ` +
-        'it is left untouched — restore it from a backup or move it aside',
-    );
+/**
+ * A file with tables but no Tend version is someone else's database; one at a Tend version must
+ * hold the tables its migrations created. Either way it is refused before anything writes to it.
+ */
+function checkSchema(db: DB, path: string, migrations: Migration[], version: number): void {
+  const tables = new Set(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]);
+  const own = [...tables].filter((t) => !t.startsWith('sqlite_'));
+  if (version === 0) {
+    if (own.length) throw foreign(path, `it has tables (${own.slice(0, 3).join(', ')}) but no Tend schema version`);
+    return;
   }
+  const missing = migrations
+    .filter((m) => m.version <= version)
+    .flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (\w+)/g)].map((x) => x[1]!))
+    .filter((t) => !tables.has(t));
+  if (missing.length) throw foreign(path, `schema version ${version} but tables missing (${missing.slice(0, 3).join(', ')})`);
+}
+
+function foreign(path: string, why: string): TendError {
+  return new TendError('REFUSED', `${path} is not a Tend database or is corrupt (${why}); it is left untouched`);
 }
 
 function migrate(db: DB, migrations: Migration[], from: number): void {
