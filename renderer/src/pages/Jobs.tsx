@@ -101,7 +101,9 @@ function JobTable({ jobs }: { jobs: JobRow[] }): ReactElement {
           <span role="columnheader">Started</span>
           <span role="columnheader">Duration</span>
           <span role="columnheader">Reason</span>
-          <span role="columnheader" />
+          <span role="columnheader">
+            <span className="sr-only">Actions</span>
+          </span>
         </div>
       </div>
       <div className="tbody scroll jobs-scroll" ref={scroller} role="rowgroup" style={{ height: Math.min(jobs.length * ROW + 2, 480) }}>

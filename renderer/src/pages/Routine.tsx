@@ -244,7 +244,7 @@ function RunDetails({ run }: { run: RunSummary }): ReactElement {
         ]}
       />
       <div className="deps-label">Manifest</div>
-      {error ? <Banner tone="danger">{error}</Banner> : <pre className="manifest">{shown ? (shown.manifest ? JSON.stringify(shown.manifest, null, 2) : 'No manifest (not started yet).') : 'Loading…'}</pre>}
+      {error ? <Banner tone="danger">{error}</Banner> : <pre className="manifest" tabIndex={0} role="region" aria-label="Manifest">{shown ? (shown.manifest ? JSON.stringify(shown.manifest, null, 2) : 'No manifest (not started yet).') : 'Loading…'}</pre>}
     </div>
   );
 }

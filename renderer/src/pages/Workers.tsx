@@ -62,7 +62,7 @@ export function WorkersPage(): ReactElement {
                     <td>{w.version ?? '—'}</td>
                     <td className="tabular">{slots}</td>
                     <td>
-                      <span className="meter" aria-label={`${running} of ${slots} slots busy`}>
+                      <span className="meter" role="img" aria-label={`${running} of ${slots} slots busy`}>
                         <span className="meter-fill" style={{ width: `${slots ? Math.min(100, (running / slots) * 100) : 0}%` }} />
                       </span>
                       <span className="tabular">

@@ -66,7 +66,8 @@ export function App(): ReactElement {
           <Connection />
           <button type="button" className="btn btn-ghost btn-sm theme-toggle" onClick={() => setTheme(NEXT_THEME[theme])} aria-label={`Theme: ${theme}. Switch to ${NEXT_THEME[theme]}`} title={`Theme: ${theme}`}>
             <Icon name={THEME_ICON[theme]} />
-            {theme === 'system' ? 'System theme' : theme === 'light' ? 'Light theme' : 'Dark theme'}
+            {/* The accessible name starts with this visible text (WCAG 2.5.3, label in name). */}
+            Theme: {theme}
           </button>
         </div>
       </nav>
