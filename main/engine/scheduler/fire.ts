@@ -11,20 +11,21 @@ const CATCH_UP_SPACING_MS = 500;
 const CATCH_UP_WINDOW_MS = 60_000;
 
 export function fireDue(ctx: Ctx, now: number): number {
-  const due = ctx.store.routines.dueTriggers(now, DUE_BATCH);
-  if (due.length === 0) return 0;
-  let fired = 0;
-  const catchUp = { count: 0 };
-  ctx.tx(() => {
-    for (const t of due) {
+  return ctx.tx(() => {
+    // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
+    // `at` is due at once) must be fired as it is now, not disarmed as unknown.
+    ctx.defs.refresh(ctx.store);
+    let fired = 0;
+    const catchUp = { count: 0 };
+    for (const t of ctx.store.routines.dueTriggers(now, DUE_BATCH)) {
       try {
         fired += fireOne(ctx, t, now, catchUp);
       } catch (err) {
         ctx.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
       }
     }
+    return fired;
   });
-  return fired;
 }
 
 function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }): number {
