@@ -20,6 +20,29 @@ describe('defineMachine', () => {
     ).toThrow('m: state b has no row in the table');
   });
 
+  it('refuses a row naming an event the machine does not list', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { stop: 'b' } as never, b: {} } }),
+    ).toThrow('m: unknown event stop in row a');
+  });
+
+  it('refuses a terminal state that is not one of its states', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['z' as 'b'], table: { a: { go: 'b' }, b: {} } }),
+    ).toThrow('m: unknown terminal state z');
+  });
+
+  it('refuses a row whose target is left undefined', () => {
+    expect(() =>
+      defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { go: undefined }, b: {} } }),
+    ).toThrow('m: a --go--> unknown state undefined');
+  });
+
+  it('accepts a terminal state with an empty row', () => {
+    const m = defineMachine<'a' | 'b', 'go'>({ name: 'm', states: ['a', 'b'], events: ['go'], terminal: ['b'], table: { a: { go: 'b' }, b: {} } });
+    expect(m.transition('a', 'go')).toEqual({ ok: true, state: 'b', changed: true, absorbed: false });
+  });
+
   it('returns a frozen machine whose table is the one given', () => {
     expect(Object.isFrozen(batchRunMachine)).toBe(true);
     expect(batchRunMachine.table.PENDING.late).toBe('DELAYED');

@@ -60,6 +60,58 @@ describe('validateCron', () => {
   });
 });
 
+describe('cron names and edge months', () => {
+  const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+  const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+
+  it.each(MONTHS.map((name, i) => [name, i + 1] as const))('month name %s is month %i, in any case', (name, month) => {
+    for (const spelled of [name, name.toUpperCase()]) {
+      const [first] = runs(`0 0 1 ${spelled} *`, '2025-12-31T00:00:00Z', 1);
+      expect(first).toBe(`2026-${String(month).padStart(2, '0')}-01T00:00:00.000Z`);
+    }
+  });
+
+  it.each(DAYS.map((name, i) => [name, i] as const))('weekday name %s is day %i (2025-06-08 is a Sunday)', (name, day) => {
+    expect(runs(`0 0 * * ${name}`, '2025-06-07T12:00:00Z', 1)).toEqual([`2025-06-${String(8 + day).padStart(2, '0')}T00:00:00.000Z`]);
+  });
+
+  it('names make ranges too', () => {
+    expect(runs('0 0 1 nov-dec *', '2025-06-10T00:00:00Z', 3)).toEqual([
+      '2025-11-01T00:00:00.000Z',
+      '2025-12-01T00:00:00.000Z',
+      '2026-11-01T00:00:00.000Z',
+    ]);
+    expect(runs('0 0 * * thu-sat', '2025-06-10T00:00:00Z', 3)).toEqual([
+      '2025-06-12T00:00:00.000Z',
+      '2025-06-13T00:00:00.000Z',
+      '2025-06-14T00:00:00.000Z',
+    ]);
+  });
+
+  it('a day that only December has is possible: 0 0 31 12 * is accepted and fires on New Year\'s Eve', () => {
+    expect(validateCron('0 0 31 12 *')).toBeNull();
+    expect(validateCron('0 0 31 dec *')).toBeNull();
+    expect(runs('0 0 31 12 *', '2025-06-10T00:00:00Z', 1)).toEqual(['2025-12-31T00:00:00.000Z']);
+  });
+
+  it('a day that only January has is possible, and 31 in 30-day months only never fires', () => {
+    expect(validateCron('0 0 31 1 *')).toBeNull();
+    expect(validateCron('0 0 31 4,6,9,11 *')).toMatch(/^never fires: day-of-month "31" does not occur in month "4,6,9,11"$/);
+  });
+
+  it('the hint for a bad name lists the first names of that field', () => {
+    expect(validateCron('0 0 * foo *')).toBe('month: "foo" is not a number or a name (jan, feb, mar, …)');
+    expect(validateCron('0 0 * * funday')).toBe('day-of-week: "funday" is not a number or a name (sun, mon, tue, …)');
+    expect(validateCron('0 x * * *')).toBe('hour: "x" is not a number');
+  });
+
+  it('a value that is not a string (a YAML number) is refused with its type, not a crash', () => {
+    expect(validateCron(5 as unknown as string)).toBe('expected a string, got number');
+    expect(validateCron(undefined as unknown as string)).toBe('expected a string, got undefined');
+    expect(() => nextRunAt({ mode: 'cron', cron: 5 as unknown as string }, 0, 'UTC')).toThrow('expected a string, got number');
+  });
+});
+
 describe('cron fields', () => {
   it('fires strictly after the reference', () => {
     expect(runs('0 9 * * *', '2025-06-10T08:59:59.999Z', 1)).toEqual(['2025-06-10T09:00:00.000Z']);
