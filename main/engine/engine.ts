@@ -1,12 +1,12 @@
 // The engine as one object: store, backends, scheduler and its loop. The same code runs inside
 // the Electron main process, under `tend daemon run`, and in tests.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createLocalBackend } from '../../worker/local/local-backend.js';
 import { createSlurmBackend, type SlurmBackendOptions } from '../../worker/slurm/slurm-backend.js';
 import type { Backend } from './backend.js';
 import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
+import { makePrivateDir } from './owner-only.js';
 import { localComputer } from './domain/schema.js';
 import { Loop } from './loop.js';
 import { Retention, type RetentionOptions } from './retention.js';
@@ -51,7 +51,7 @@ export class Engine {
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
     this.clock = cfg.clock ?? systemClock;
-    mkdirSync(paths(cfg.dataDir).runs, { recursive: true });
+    makePrivateDir(paths(cfg.dataDir).runs);
     this.store = cfg.store ?? Store.open(paths(cfg.dataDir).db);
     this.integrity = new IntegrityChecks(this.store.db.name, () => this.clock.now());
     const opts: SchedulerOptions = {

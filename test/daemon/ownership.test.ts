@@ -11,6 +11,7 @@ interface EnsureJson {
   pid: number;
   started: boolean;
   url: string | null;
+  open: string | null;
 }
 
 let dirs: ReturnType<typeof scratch>[] = [];
@@ -93,7 +94,7 @@ describe('stale ownership', () => {
     const startedBefore = (readState(dir) as unknown as { startedAt: string }).startedAt;
 
     const b = tendOk<EnsureJson>(dir, ['daemon', 'ensure', '--json']);
-    expect(b).toEqual({ pid: a.pid, started: false, url: a.url });
+    expect(b).toEqual({ pid: a.pid, started: false, url: a.url, open: a.open });
     expect(readFileSync(join(dir, 'daemon.pid'), 'utf8')).toBe(pidBefore);
     expect((readState(dir) as unknown as { startedAt: string }).startedAt).toBe(startedBefore);
     expect(alive(a.pid)).toBe(true);

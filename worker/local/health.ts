@@ -34,7 +34,7 @@ function mib(bytes: number): string {
 export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FREE_BYTES): Promise<Health> {
   const runsDir = join(dataDir, 'runs');
   try {
-    await mkdir(runsDir, { recursive: true });
+    await mkdir(runsDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     return { ok: false, reason: `cannot create ${runsDir}: ${errorMessage(err)}` };
   }
@@ -49,7 +49,7 @@ export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FR
   if (tools) return { ok: false, reason: tools };
   const probe = join(runsDir, `.health-${process.pid}-${Date.now()}`);
   try {
-    await writeFile(probe, 'ok\n');
+    await writeFile(probe, 'ok\n', { mode: 0o600 });
     await unlink(probe);
   } catch (err) {
     return { ok: false, reason: `${runsDir} is not writable: ${errorMessage(err)}` };

@@ -32,7 +32,7 @@ export function jobPath(runDir: string, file: keyof typeof FILES): string {
 }
 
 /** Write `data` to `path` through a temp file in the same directory and an atomic rename. */
-export function writeFileAtomic(path: string, data: string, mode = 0o644): void {
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {

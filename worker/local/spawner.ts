@@ -31,7 +31,7 @@ process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   if (!m || m.t !== 'spawn') return;
   let fd;
-  try { fd = openSync(m.log, 'a', 0o644); } catch (e) { return send({ t: 'failed', id: m.id, message: msg(e) }); }
+  try { fd = openSync(m.log, 'a', 0o600); } catch (e) { return send({ t: 'failed', id: m.id, message: msg(e) }); }
   let child;
   try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', fd, fd] }); }
   catch (e) { closeSync(fd); return send({ t: 'failed', id: m.id, message: msg(e) }); }
@@ -154,7 +154,7 @@ export function launchViaHelper(l: WrapperLaunch, onExit: () => void): Promise<n
 export function launchHere(l: WrapperLaunch, onExit: () => void): Promise<number> {
   let fd: number;
   try {
-    fd = openSync(l.log, 'a', 0o644);
+    fd = openSync(l.log, 'a', 0o600);
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }

@@ -71,11 +71,11 @@ export function findBash(): string | null {
 async function claimRunDir(runDir: string): Promise<void> {
   const parent = dirname(runDir);
   if (!knownDirs.has(parent)) {
-    await mkdir(parent, { recursive: true });
+    await mkdir(parent, { recursive: true, mode: 0o700 });
     knownDirs.add(parent);
   }
   try {
-    await mkdir(runDir);
+    await mkdir(runDir, { mode: 0o700 });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && knownDirs.delete(parent)) return claimRunDir(runDir); // the day's directory was removed since
@@ -92,7 +92,7 @@ const knownDirs = new Set<string>();
  * fsync: these files matter to a live machine (a restarted daemon); after a power cut every job
  * is gone anyway, and a torn file reads as absent.
  */
-async function writeFileAtomicAsync(path: string, data: string, mode = 0o644): Promise<void> {
+async function writeFileAtomicAsync(path: string, data: string, mode = 0o600): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, data, { mode });
   await rename(tmp, path);
@@ -125,7 +125,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
   // The two files are independent: written together (the launch waits for the slowest).
   await Promise.all([
-    writeFileAtomicAsync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o755),
+    writeFileAtomicAsync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o700),
     writeFileAtomicAsync(jobPath(runDir, 'manifest'), manifestText(manifest)),
   ]);
 

@@ -19,6 +19,11 @@ export interface WrapperParams {
   halfCapBytes: number;
 }
 
+/** The umask the routine runs with: the one Tend was started with (its own files are owner-only). */
+function routineUmask(): string {
+  return (process.umask() & 0o777).toString(8).padStart(4, '0');
+}
+
 export function wrapperScript(p: WrapperParams): string {
   return `#!/usr/bin/env bash
 # Tend job wrapper (local backend). Generated at submit; do not edit.
@@ -42,6 +47,9 @@ export function wrapperScript(p: WrapperParams): string {
 # common path, log pipes from process substitution (no mkfifo, nothing to clean up), one reader
 # per stream, one rename for the sentinel.
 set -u
+# Everything the wrapper writes in the job directory is owner-only; the routine gets the umask
+# Tend was started with back (issue 16: keep both umask lines through the wrapper's rewrite).
+umask 077
 # Signals are passed on to the routine's process group once it runs; until then they are noted
 # and ignored (the wrapper must live to write the sentinel).
 child=
@@ -140,6 +148,7 @@ cap_err=$!
   printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' \\
     $$ "\${ws:-null}" "$me" "\${st:-null}" > "$dir/pid.json"
   if [ -n "$had_path" ]; then PATH=$given_path; else unset PATH; fi
+  umask ${routineUmask()}
   exec {out}>&- {err}>&-
   exec "$setsid_bin" -- "$@"
 ) >&$out 2>&$err < /dev/null &

@@ -62,7 +62,7 @@ export interface SlurmManifest extends Omit<Manifest, 'backend'> {
  */
 export function writeFileReplacing(path: string, data: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data, { mode: 0o644 });
+  writeFileSync(tmp, data, { mode: 0o600 });
   renameSync(tmp, path);
 }
 

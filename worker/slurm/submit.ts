@@ -3,7 +3,7 @@
 // given to `sbatch --parsable`. Idempotent per run dir: a directory that records a Slurm job id
 // is adopted; one whose sbatch may have run before a crash is looked up by job name first.
 import { createHash } from 'node:crypto';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { sbatchArgs } from '../../main/engine/domain/slurm.js';
@@ -102,10 +102,12 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
     if (refusal !== null) throw new TendError('REFUSED', `LAUNCH_REFUSED: ${refusal}`);
   }
   const cluster = await ctx.cluster();
-  mkdirSync(runDir, { recursive: true });
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const submittedAt = Date.now();
-  writeFileSync(jobPath(runDir, 'wrapper'), wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o755 });
-  writeFileSync(slurmPath(runDir, 'batchScript'), batchScript(runDir), { mode: 0o755 });
+  writeFileSync(jobPath(runDir, 'wrapper'), wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o700 });
+  writeFileSync(slurmPath(runDir, 'batchScript'), batchScript(runDir), { mode: 0o700 });
+  // slurmd creates --output under the job's umask (the daemon's, often 022): made 0600 first, then appended to.
+  closeSync(openSync(jobPath(runDir, 'wrapperLog'), 'a', 0o600));
 
   const requeue = optionArgs.some((a) => a === '--requeue');
   const args = [

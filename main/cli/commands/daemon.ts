@@ -27,7 +27,7 @@ export function register(program: Command): void {
       action(async (o: { json?: boolean }) => {
         const { ensureDaemon } = await import('../../engine/daemon/control.js');
         const r = await ensureDaemon(await dataDirPath(), ENTRY);
-        print(o.json, r, () => `${r.started ? 'started' : 'already running:'} daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}`);
+        print(o.json, r, () => `${r.started ? 'started' : 'already running:'} daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}${r.open ? `\nopen ${r.open}` : ''}`);
       }),
     );
 
@@ -53,7 +53,7 @@ export function register(program: Command): void {
         const dir = await dataDirPath();
         const old = await stopDaemon(dir);
         const r = await ensureDaemon(dir, ENTRY);
-        print(o.json, { stopped: old, ...r }, () => `${old === null ? '' : `stopped ${old}, `}started daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}`);
+        print(o.json, { stopped: old, ...r }, () => `${old === null ? '' : `stopped ${old}, `}started daemon ${r.pid}${r.url ? ` at ${r.url}` : ''}${r.open ? `\nopen ${r.open}` : ''}`);
       }),
     );
 

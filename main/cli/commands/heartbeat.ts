@@ -12,7 +12,7 @@ export function register(program: Command): void {
         const { closeSync, openSync, utimesSync } = await import('node:fs');
         const { join } = await import('node:path');
         const file = join(dir, 'heartbeat');
-        closeSync(openSync(file, 'a'));
+        closeSync(openSync(file, 'a', 0o600));
         const now = new Date();
         utimesSync(file, now, now);
       }),

@@ -28,6 +28,11 @@ export function writeApiFile(dataDir: string, api: ApiFile): void {
   renameSync(tmp, p);
 }
 
+/** The browser address that logs in: the token rides in the fragment, which no request carries. */
+export function openAddress(url: string, token: string): string {
+  return `${url}/#token=${token}`;
+}
+
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }

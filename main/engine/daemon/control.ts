@@ -1,9 +1,11 @@
 // ensure / stop / restart: start a detached daemon when none owns the data dir and return once it
 // answers; stop it and wait until it has exited.
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { openSync } from 'node:fs';
+import { openAddress, readApiFile } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { TendError } from '../errors.js';
+import { makePrivateDir } from '../owner-only.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState } from './state.js';
 
@@ -11,6 +13,8 @@ export interface EnsureResult {
   pid: number;
   started: boolean;
   url: string | null;
+  /** The address with the token (`URL/#token=…`), for the terminal that asked; null without an API. */
+  open: string | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,10 +39,10 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
   const rec = readPidRecord(dataDir);
   if (rec && isLiveOwner(rec)) {
     await waitFor(() => answering(dataDir, rec.pid), timeoutMs, `daemon ${rec.pid} to answer`);
-    return { pid: rec.pid, started: false, url: readState(dataDir)?.api?.url ?? null };
+    return result(dataDir, rec.pid, false);
   }
-  mkdirSync(dataDir, { recursive: true });
-  const out = openSync(paths(dataDir).log, 'a');
+  makePrivateDir(dataDir);
+  const out = openSync(paths(dataDir).log, 'a', 0o600);
   const child = spawn(process.execPath, [entry, 'daemon', 'run', '--quiet'], {
     detached: true,
     stdio: ['ignore', out, out],
@@ -62,7 +66,13 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
     'the new daemon to answer',
   );
   const owner = readPidRecord(dataDir)!;
-  return { pid: owner.pid, started: owner.pid === pid, url: readState(dataDir)?.api?.url ?? null };
+  return result(dataDir, owner.pid, owner.pid === pid);
+}
+
+function result(dataDir: string, pid: number, started: boolean): EnsureResult {
+  const url = readState(dataDir)?.api?.url ?? null;
+  const api = url ? readApiFile(dataDir) : null;
+  return { pid, started, url, open: url && api ? openAddress(url, api.token) : null };
 }
 
 function alive(pid: number): boolean {

@@ -1,7 +1,9 @@
 // `tend daemon doctor`: actionable findings, each saying what to do.
-import { accessSync, constants, existsSync, readdirSync, statfsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { readApiFile } from '../api/auth.js';
 import { paths } from '../datadir.js';
+import { openEntries } from '../owner-only.js';
 import type { IntegrityResult } from '../store/integrity.js';
 import type { Store } from '../store/store.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
@@ -19,6 +21,21 @@ export interface Finding {
 const LOW_DISK_BYTES = 1024 ** 3;
 const BIG_LOG_BYTES = 50 * 1024 ** 2;
 const WORKER_SILENT_MS = 5 * 60_000;
+
+function shellArg(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The current token, or any `#token=` address (a token since replaced may still be live elsewhere). */
+function logHoldsToken(file: string, token: string | null): boolean {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  return text.includes('#token=') || (token !== null && token.length > 0 && text.includes(token));
+}
 
 /**
  * `integrity` is the result of the full check (store/integrity.ts), run by the caller off its event
@@ -55,10 +72,24 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
   } catch {
     /* statfs unsupported */
   }
-  for (const f of existsSync(dataDir) ? readdirSync(dataDir) : []) {
-    if (!f.startsWith('daemon.log')) continue;
+  if (existsSync(dataDir)) {
+    const { open, truncated } = openEntries(dataDir);
+    if (open.length) {
+      const shown = open.slice(0, 5).map((e) => `${relative(dataDir, e.path) || '.'} (${e.mode.toString(8)})`).join(', ');
+      add('open-permissions', 'error', `${open.length}${truncated ? '+' : ''} entr${open.length === 1 ? 'y' : 'ies'} of the data dir other users may read or write: ${shown}${open.length > 5 ? ', …' : ''}`, `chmod -R go-rwx ${shellArg(dataDir)}`);
+    }
+  }
+  const token = readApiFile(dataDir)?.token ?? null;
+  const logs = existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f.startsWith('daemon.log')) : [];
+  const leaked: string[] = [];
+  for (const f of logs) {
     const size = statSync(join(dataDir, f)).size;
     if (size > BIG_LOG_BYTES) add('oversized-log', 'warn', `${f} is ${(size / 1024 ** 2).toFixed(0)} MiB`, `remove old rotations: rm ${join(dataDir, f)}`);
+    else if (logHoldsToken(join(dataDir, f), token)) leaked.push(f);
+  }
+  if (leaked.length) {
+    add('token-in-log', 'error', `${leaked.join(', ')} hold${leaked.length === 1 ? 's' : ''} an API token (written by an older Tend): whoever read ${leaked.length === 1 ? 'it' : 'them'} can run commands as you`,
+      `remove the logs and replace the token: tend daemon stop && rm ${leaked.map((f) => shellArg(join(dataDir, f))).join(' ')} ${shellArg(p.api)} && tend daemon ensure (it prints the new address)`);
   }
 
   if (integrity && !integrity.ok) {

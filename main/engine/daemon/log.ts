@@ -16,7 +16,7 @@ export class RotatingLog {
     try {
       const bytes = Buffer.byteLength(text);
       if (this.size + bytes > this.maxBytes) this.rotate();
-      appendFileSync(this.path, text);
+      appendFileSync(this.path, text, { mode: 0o600 });
       this.size += bytes;
     } catch {
       /* a full disk must not take the daemon down; doctor reports low disk */

@@ -147,7 +147,7 @@ export function claimOwnership(dataDir: string, kind: PidRecord['kind'] = 'daemo
     }
     record = { pid: process.pid, startTime: readProcStat(process.pid)?.startTime ?? null, startedAt: new Date().toISOString(), kind };
     const tmp = `${p.pid}.${process.pid}.tmp`;
-    const f = openSync(tmp, 'w', 0o644);
+    const f = openSync(tmp, 'w', 0o600);
     writeSync(f, `${JSON.stringify(record)}\n`);
     closeSync(f);
     renameSync(tmp, p.pid);

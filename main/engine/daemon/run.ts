@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { openAddress } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { RotatingLog } from './log.js';
 import { serve, type Served } from './serve.js';
@@ -46,7 +47,12 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     return 1;
   }
   const { engine, api } = served;
-  if (api) log(`API at ${api.url} (token in ${paths(o.dataDir).api}); open ${api.url}/#token=${api.token}`);
+  if (api) {
+    log(`API at ${api.url} (token in ${paths(o.dataDir).api})`);
+    // The token runs commands as this user: shown to the terminal that started the daemon, never
+    // written to daemon.log (`--quiet`, as `ensure` and the service unit start it, shows nothing).
+    if (o.echo ?? true) process.stdout.write(`open ${openAddress(api.url, api.token)}\n`);
+  }
   engine.bus.on('event', (e) => {
     if (e.level !== 'info') log(`${e.level.toUpperCase()} ${e.type} ${e.routineId ?? (e.jobId !== null ? `job ${e.jobId}` : '')} ${e.message}`);
   });

@@ -1,10 +1,10 @@
 // Owning a data dir, the same for `tend daemon run` and the desktop app: claim the pidfile, start
 // the engine, serve the API, write daemon.state.json each pass, deliver webhooks; stop in order.
-import { mkdirSync } from 'node:fs';
 import { startApi, type ApiServer } from '../api/server.js';
 import { Engine, type EngineConfig } from '../engine.js';
 import { errorMessage } from '../errors.js';
 import { keepDaysFromEnv } from '../keep-days.js';
+import { tightenDataDir } from '../owner-only.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { claimOwnership, type Ownership } from './ownership.js';
@@ -31,7 +31,8 @@ export interface Served {
 
 /** Throws (having released what it took) when the data dir is owned or the store is refused. */
 export async function serve(o: ServeOptions): Promise<Served> {
-  mkdirSync(o.dataDir, { recursive: true });
+  const tightened = tightenDataDir(o.dataDir);
+  if (tightened.length) o.log(`made owner-only (other users could read or write them): ${tightened.join(', ')}`);
   const ownership = claimOwnership(o.dataDir, o.kind);
   let engine: Engine;
   try {

@@ -18,7 +18,7 @@ export interface DaemonState {
 export function writeState(dataDir: string, state: DaemonState): void {
   const p = paths(dataDir).state;
   const tmp = `${p}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, p);
 }
 

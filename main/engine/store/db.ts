@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TendError } from '../errors.js';
+import { createPrivateFile, makePrivateDir, tighten } from '../owner-only.js';
 import { LATEST_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
 export type DB = Database.Database;
@@ -24,7 +25,14 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
     if (existsSync(path) && statSync(path).isDirectory()) {
       throw new TendError('REFUSED', `database ${path} is a directory`);
     }
-    if (!opts.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (!opts.readonly) {
+      makePrivateDir(dirname(path));
+      // SQLite creates a database 0644 and gives its -wal and -shm the database's mode: made 0600
+      // first, the three are owner-only.
+      createPrivateFile(path);
+      tighten(`${path}-wal`);
+      tighten(`${path}-shm`);
+    }
   }
   let db: DB;
   try {
