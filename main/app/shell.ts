@@ -75,6 +75,8 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   try {
     host = await startHost(hostOptions());
   } catch (err) {
+    // Also on the terminal: `npm start` users see the why (e.g. no SQLite build for Electron) there.
+    log(`cannot start: ${errorMessage(err)}`);
     dialog.showErrorBox('Tend cannot start', errorMessage(err));
     app.exit(1);
     return null;

@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { errorMessage } from '../../main/engine/errors.js';
+import { nodeChildEnv, nodeExecPath } from '../../main/engine/node-runtime.js';
 
 export interface WrapperLaunch {
   file: string;
@@ -87,7 +88,8 @@ class Spawner {
 
   private helper(): ChildProcess {
     if (this.child) return this.child;
-    const child = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: { PATH: process.env['PATH'] ?? '' } });
+    // Under Electron process.execPath is the app: the helper must run as Node, not as a second app.
+    const child = spawn(nodeExecPath(), ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: nodeChildEnv({ PATH: process.env['PATH'] ?? '' }) });
     child.on('message', (m: Reply) => this.reply(m));
     const gone = (why: string) => {
       if (this.child !== child) return;

@@ -21,6 +21,7 @@ import { wrapperScript } from './wrapper.js';
 import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
 import { DEFAULT_LOG_CAP_BYTES, halfCap } from './logs.js';
 import { checkRevision } from './revision.js';
+import { inheritedEnv } from '../inherited-env.js';
 import type { LocalHandle } from './handle.js';
 
 export interface SubmitContext {
@@ -137,7 +138,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
     throw new TendError('UNAVAILABLE', reason);
   }
-  const launch: WrapperLaunch = { file: bash, args: [script, spec.command, ...spec.args], cwd: runDir, env: { ...process.env, ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
+  const launch: WrapperLaunch = { file: bash, args: [script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
   const onExit = () => {
     exited = true;

@@ -7,6 +7,7 @@ import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../..
 import { TendError } from '../../main/engine/errors.js';
 import { readHeartbeat } from '../local/jobdir.js';
 import { followLog, tailLog, type FollowOptions, type Stream } from '../local/logs.js';
+import { inheritedEnv } from '../inherited-env.js';
 import { cancelSlurmJob } from './cancel.js';
 import { execRunner, type SlurmRunner } from './commands.js';
 import { handleFromRunDir, parseSlurmHandle, toHandle, type SlurmHandle } from './handle.js';
@@ -51,7 +52,7 @@ function slurmHandle(h: Handle): SlurmHandle {
 }
 
 export function createSlurmBackend(opts: SlurmBackendOptions): SlurmBackend {
-  const env = opts.baseEnv ?? process.env;
+  const env = opts.baseEnv ?? inheritedEnv();
   const runner = opts.runner ?? execRunner({
       binDir: opts.binDir ?? env['TEND_SLURM_BIN_DIR'] ?? null,
       timeoutMs: opts.commandTimeoutMs,

@@ -8,6 +8,7 @@ import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { sbatchArgs } from '../../main/engine/domain/slurm.js';
 import { TendError } from '../../main/engine/errors.js';
+import { inheritedEnv } from '../inherited-env.js';
 import { baseManifest, jobPath } from '../local/jobdir.js';
 import { DEFAULT_LOG_CAP_BYTES, halfCap } from '../local/logs.js';
 import { currentBootId } from '../local/proc.js';
@@ -122,7 +123,7 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
     ...optionArgs,
     slurmPath(runDir, 'batchScript'),
   ];
-  const env = submitEnv(spec, ctx.baseEnv ?? process.env);
+  const env = submitEnv(spec, ctx.baseEnv ?? inheritedEnv());
   env['LC_ALL'] = 'C';
   const r = await ctx.runner.run('sbatch', args, { env });
   const parsed = r.code === 0 ? parseParsable(r.stdout) : null;

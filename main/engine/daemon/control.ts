@@ -6,6 +6,7 @@ import { openAddress, readApiFile } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { TendError } from '../errors.js';
 import { makePrivateDir } from '../owner-only.js';
+import { nodeChildEnv, nodeExecPath } from '../node-runtime.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState } from './state.js';
 
@@ -43,10 +44,10 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
   }
   makePrivateDir(dataDir);
   const out = openSync(paths(dataDir).log, 'a', 0o600);
-  const child = spawn(process.execPath, [entry, 'daemon', 'run', '--quiet'], {
+  const child = spawn(nodeExecPath(), [entry, 'daemon', 'run', '--quiet'], {
     detached: true,
     stdio: ['ignore', out, out],
-    env: { ...process.env, TEND_DATA_DIR: dataDir },
+    env: nodeChildEnv({ ...process.env, TEND_DATA_DIR: dataDir }),
   });
   child.unref();
   const pid = child.pid!;

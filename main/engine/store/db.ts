@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { TendError } from '../errors.js';
 import { createPrivateFile, makePrivateDir, tighten } from '../owner-only.js';
 import { LATEST_VERSION, MIGRATIONS, type Migration } from './migrations.js';
+import { sqliteNativeBinding } from './sqlite-binding.js';
 
 export type DB = Database.Database;
 
@@ -34,9 +35,11 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
       tighten(`${path}-shm`);
     }
   }
+  // Under Electron: its own build of the native module, or a clear refusal (never Node's binary).
+  const nativeBinding = sqliteNativeBinding();
   let db: DB;
   try {
-    db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
+    db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (err) {
     throw refuse(path, err);
   }
