@@ -9,7 +9,6 @@ import { dirname, relative, resolve, sep } from 'node:path';
 import type { Clock } from './clock.js';
 import { DAY_MS } from './keep-days.js';
 import { paths } from './datadir.js';
-import { RUN_DURATION_BOUNDS } from './metrics/collect.js';
 import type { NewEvent } from './store/events.js';
 import type { Store } from './store/store.js';
 
@@ -74,11 +73,11 @@ export class Retention {
     const r: SweepReport = { at: now, cutoff, runs: 0, jobs: 0, events: 0, commands: 0, reports: 0, dirs: 0, more: false };
     const dirs: string[] = [];
 
-    // Runs: tallied for the metrics, then removed.
+    // Runs (the metrics counted them as they finished).
     for (let done = false; !done && r.runs < max; ) {
       const runs = this.store.history.oldRuns(cutoff, Math.min(batch, max - r.runs));
       if (runs.length === 0) break;
-      this.store.tx(() => this.store.history.removeRuns(runs, RUN_DURATION_BOUNDS));
+      this.store.tx(() => this.store.history.removeRuns(runs));
       r.runs += runs.length;
       for (const x of runs) if (LOCAL_DIRS.has(x.backend) && x.runDir) dirs.push(x.runDir);
       done = runs.length < batch;

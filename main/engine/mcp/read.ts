@@ -111,7 +111,8 @@ export function failures(store: Store, now: number, o: { sinceHours: number; lim
   });
   // Realtime deaths are restarts, not failures; counted so that a flapping routine shows up.
   const exits = store.db
-    .prepare(`SELECT routine_id AS routineId, COUNT(*) AS exits, MAX(COALESCE(ended_at, created_at)) AS lastAt FROM runs WHERE kind = 'realtime' AND status = 'EXITED' AND COALESCE(ended_at, created_at) >= ? GROUP BY routine_id ORDER BY exits DESC LIMIT 20`)
+    // An exited instance has ended: runs_ended reads the window, not the history.
+    .prepare(`SELECT routine_id AS routineId, COUNT(*) AS exits, MAX(ended_at) AS lastAt FROM runs INDEXED BY runs_ended WHERE ended_at >= ? AND kind = 'realtime' AND status = 'EXITED' GROUP BY routine_id ORDER BY exits DESC LIMIT 20`)
     .all(since) as { routineId: string; exits: number; lastAt: number }[];
   return {
     since: iso(since),

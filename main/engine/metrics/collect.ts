@@ -15,7 +15,6 @@ export const RUN_DURATION_BOUNDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600,
 export const PASS_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
 const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL'];
-const TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'];
 const ACTIVE = ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'];
 
 /** The order of SQLite's ORDER BY on text (binary), not the locale's. */
@@ -41,18 +40,10 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
 
   x.gauge('tend_build_info', 'Tend build information (always 1).', [{ labels: { version: tendVersion() }, value: 1 }]);
 
-  // Runs by routine and outcome.
-  const outcomes = db
-    .prepare(`SELECT routine_id AS routine, kind, status, COUNT(*) AS n FROM runs WHERE status IN (${TERMINAL.map(() => '?').join(',')}) GROUP BY routine_id, kind, status ORDER BY routine_id, status`)
-    .all(...TERMINAL) as { routine: string; kind: string; status: string; n: number }[];
-  // Runs removed by the history retention still count.
-  const tallies = store.history.runTallies();
-  const outcomeRows = new Map(outcomes.map((o) => [`${o.routine}\u0000${o.kind}\u0000${o.status}`, o]));
-  for (const t of tallies) {
-    const row = outcomeRows.get(`${t.routineId}\u0000${t.kind}\u0000${t.status}`);
-    if (row) row.n += t.n;
-    else outcomes.push({ routine: t.routineId, kind: t.kind, status: t.status, n: t.n });
-  }
+  // Runs by routine and outcome, and durations: totals counted as each run finished (store
+  // migration 5), so a scrape reads a row per routine whatever the history, removed runs included.
+  const totals = store.history.runTotals();
+  const outcomes = totals.map((t) => ({ routine: t.routineId, kind: t.kind, status: t.status, n: t.n }));
   outcomes.sort((a, b) => byText(a.routine, b.routine) || byText(a.status, b.status));
   x.counter(
     'tend_runs_total',
@@ -60,28 +51,15 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
     outcomes.map((r) => ({ labels: { routine: r.routine, kind: r.kind, outcome: r.status.toLowerCase() }, value: r.n })),
   );
 
-  const active = new Map((db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE.map(() => '?').join(',')}) GROUP BY status`).all(...ACTIVE) as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+  // The statuses spelled out, so the partial index of unfinished runs answers it.
+  const active = new Map((db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE status IN (${ACTIVE.map((s) => `'${s}'`).join(', ')}) GROUP BY status`).all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
   x.gauge('tend_runs_in_progress', 'Runs not finished yet, by status.', ACTIVE.map((s) => ({ labels: { status: s.toLowerCase() }, value: active.get(s) ?? 0 })));
 
-  // Durations of batch runs that ran (started and ended), per routine: aggregated in SQL.
-  const bucketCols = RUN_DURATION_BOUNDS.map((b, i) => `SUM(CASE WHEN d <= ${b} THEN 1 ELSE 0 END) AS b${i}`).join(', ');
-  const durations = db
-    .prepare(
-      `SELECT routine_id AS routine, ${bucketCols}, SUM(d) AS total, COUNT(*) AS n FROM
-        (SELECT routine_id, MAX(0, ended_at - started_at) / 1000.0 AS d FROM runs WHERE kind = 'batch' AND started_at IS NOT NULL AND ended_at IS NOT NULL)
-       GROUP BY routine_id ORDER BY routine_id`,
-    )
-    .all() as ({ routine: string; total: number; n: number } & Record<string, number>)[];
-  const series = new Map<string, HistogramSeries>(
-    durations.map((r) => [r.routine, { labels: { routine: r.routine }, cumulative: RUN_DURATION_BOUNDS.map((_, i) => r[`b${i}`] ?? 0), sum: r.total, count: r.n }]),
-  );
-  for (const t of store.history.durationTallies()) {
-    const s = series.get(t.routineId) ?? { labels: { routine: t.routineId }, cumulative: RUN_DURATION_BOUNDS.map(() => 0), sum: 0, count: 0 };
+  const series = new Map<string, HistogramSeries>();
+  for (const t of store.history.durationTotals()) {
     let running = 0;
-    s.cumulative = s.cumulative.map((c, i) => c + (running += t.buckets[i] ?? 0));
-    s.sum += t.sum;
-    s.count += t.n;
-    series.set(t.routineId, s);
+    const cumulative = RUN_DURATION_BOUNDS.map((_, i) => (running += t.buckets[i] ?? 0));
+    series.set(t.routineId, { labels: { routine: t.routineId }, cumulative, sum: t.sum, count: t.n });
   }
   x.histogram(
     'tend_run_duration_seconds',
@@ -94,7 +72,7 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   const routines = db
     .prepare(
       `SELECT r.kind, t.state AS trigger,
-        (SELECT status FROM runs x WHERE x.routine_id = r.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1) AS latest
+        (SELECT status FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = r.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1) AS latest
        FROM routines r LEFT JOIN triggers t ON t.routine_id = r.id`,
     )
     .all() as { kind: 'batch' | 'realtime'; trigger: string | null; latest: string | null }[];
@@ -127,14 +105,9 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
     workers.filter((w) => w.lastSeen !== null).map((w) => ({ labels: { computer: w.computer }, value: w.lastSeen! / 1000 })),
   );
 
-  const lastOk = db.prepare(`SELECT routine_id AS routine, MAX(ended_at) AS at FROM runs WHERE status = 'COMPLETED' AND ended_at IS NOT NULL GROUP BY routine_id ORDER BY routine_id`).all() as { routine: string; at: number }[];
-  const lastOkRows = new Map(lastOk.map((r) => [r.routine, r]));
-  for (const t of tallies) {
-    if (t.status !== 'COMPLETED' || t.lastEndedAt === null) continue;
-    const row = lastOkRows.get(t.routineId);
-    if (!row) lastOk.push({ routine: t.routineId, at: t.lastEndedAt });
-    else if (row.at < t.lastEndedAt) row.at = t.lastEndedAt;
-  }
+  const lastOkBy = new Map<string, number>();
+  for (const t of totals) if (t.status === 'COMPLETED' && t.lastEndedAt !== null) lastOkBy.set(t.routineId, Math.max(lastOkBy.get(t.routineId) ?? 0, t.lastEndedAt));
+  const lastOk = [...lastOkBy].map(([routine, at]) => ({ routine, at }));
   lastOk.sort((a, b) => byText(a.routine, b.routine));
   x.gauge('tend_last_success_timestamp_seconds', 'When each routine last completed a run (Unix time).', lastOk.map((r) => ({ labels: { routine: r.routine }, value: r.at / 1000 })));
 

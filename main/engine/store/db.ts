@@ -80,10 +80,14 @@ function checkSchema(db: DB, path: string, migrations: Migration[], version: num
     if (own.length) throw foreign(path, `it has tables (${own.slice(0, 3).join(', ')}) but no Tend schema version`);
     return;
   }
-  const missing = migrations
-    .filter((m) => m.version <= version)
-    .flatMap((m) => [...m.sql.matchAll(/CREATE TABLE (\w+)/g)].map((x) => x[1]!))
-    .filter((t) => !tables.has(t));
+  const expected = new Set<string>();
+  for (const m of migrations.filter((x) => x.version <= version)) {
+    for (const [, verb, name] of m.sql.matchAll(/(CREATE|DROP) TABLE (\w+)/g)) {
+      if (verb === 'CREATE') expected.add(name!);
+      else expected.delete(name!);
+    }
+  }
+  const missing = [...expected].filter((t) => !tables.has(t));
   if (missing.length) throw foreign(path, `schema version ${version} but tables missing (${missing.slice(0, 3).join(', ')})`);
 }
 

@@ -55,7 +55,6 @@ export class EventStore {
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       forRoutine: db.prepare(`SELECT * FROM events WHERE routine_id = ? ORDER BY id DESC LIMIT ?`),
       recent: db.prepare(`SELECT * FROM events ORDER BY id DESC LIMIT ?`),
-      recentOfLevel: db.prepare(`SELECT * FROM events WHERE level = ? ORDER BY id DESC LIMIT ?`),
       prune: db.prepare(`DELETE FROM events WHERE at < ?`),
     };
   }
@@ -85,9 +84,8 @@ export class EventStore {
     return (this.s.forRoutine.all(routineId, limit) as EventRecord[]).map(toEvent);
   }
 
-  recent(limit = 100, level?: Level): EventRow[] {
-    const rows = level ? this.s.recentOfLevel.all(level, limit) : this.s.recent.all(limit);
-    return (rows as EventRecord[]).map(toEvent);
+  recent(limit = 100): EventRow[] {
+    return (this.s.recent.all(limit) as EventRecord[]).map(toEvent);
   }
 
   prune(before: number): number {

@@ -1,7 +1,7 @@
 // What the history retention reads and removes: finished runs and jobs created before a cutoff
 // (never the latest run of a routine, never a job another job still depends on), old events and
-// commands, and reports of items no longer in flight. Removed runs
-// are added to tallies first, so the metrics' counters and histograms never go down.
+// commands, and reports of items no longer in flight. What the metrics count of a run was added to
+// the totals when it finished (triggers of migration 5), so removing it changes no counter.
 import { BATCH_JOB_TERMINAL } from '../lifecycle/batch-job.js';
 import { BATCH_RUN_TERMINAL } from '../lifecycle/batch-run.js';
 import { REALTIME_RUN_TERMINAL } from '../lifecycle/realtime-run.js';
@@ -17,13 +17,6 @@ function prepare(db: DB) {
         AND r.rowid <> (SELECT x.rowid FROM runs x WHERE x.routine_id = r.routine_id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)
       ORDER BY r.created_at LIMIT @limit`),
     deleteRun: db.prepare(`DELETE FROM runs WHERE id = ?`),
-    addRunTally: db.prepare(`INSERT INTO run_tallies (routine_id, kind, status, n, last_ended_at) VALUES (@routineId, @kind, @status, @n, @lastEndedAt)
-      ON CONFLICT (routine_id, kind, status) DO UPDATE SET n = n + excluded.n,
-        last_ended_at = CASE WHEN excluded.last_ended_at IS NULL THEN last_ended_at WHEN last_ended_at IS NULL THEN excluded.last_ended_at
-          ELSE MAX(last_ended_at, excluded.last_ended_at) END`),
-    durationTally: db.prepare(`SELECT buckets, sum, n FROM duration_tallies WHERE routine_id = ?`),
-    putDurationTally: db.prepare(`INSERT INTO duration_tallies (routine_id, buckets, sum, n) VALUES (?, ?, ?, ?)
-      ON CONFLICT (routine_id) DO UPDATE SET buckets = excluded.buckets, sum = excluded.sum, n = excluded.n`),
     oldJobs: db.prepare(`SELECT id, backend, run_dir FROM jobs
       WHERE created_at < @cutoff AND COALESCE(ended_at, updated_at) < @cutoff AND status IN (${inList(BATCH_JOB_TERMINAL)})
       ORDER BY id DESC LIMIT @limit`),
@@ -34,8 +27,8 @@ function prepare(db: DB) {
     commands: db.prepare(`DELETE FROM commands WHERE id IN (SELECT id FROM commands WHERE created_at < @cutoff AND expires_at < @cutoff LIMIT @limit)`),
     reports: db.prepare(`DELETE FROM remote_runs WHERE rowid IN (SELECT m.rowid FROM remote_runs m WHERE m.updated_at < ?
       AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.kind = m.kind AND l.ref_id = m.ref_id) LIMIT ?)`),
-    runTallies: db.prepare(`SELECT routine_id, kind, status, n, last_ended_at FROM run_tallies ORDER BY routine_id, status`),
-    durationTallies: db.prepare(`SELECT routine_id, buckets, sum, n FROM duration_tallies ORDER BY routine_id`),
+    runTotals: db.prepare(`SELECT routine_id, kind, status, n, last_ended_at FROM run_totals ORDER BY routine_id, status`),
+    durationTotals: db.prepare(`SELECT * FROM run_duration_totals ORDER BY routine_id`),
   };
 }
 
@@ -96,35 +89,9 @@ export class HistoryStore {
     }));
   }
 
-  /** Tally then delete. `bounds` are the duration histogram's upper bounds in seconds. Caller holds the transaction. */
-  removeRuns(runs: readonly OldRun[], bounds: readonly number[]): void {
-    const tallies = new Map<string, RunTally>();
-    const durations = new Map<string, { buckets: number[]; sum: number; n: number }>();
-    for (const r of runs) {
-      const key = `${r.routineId}\u0000${r.kind}\u0000${r.status}`;
-      const t = tallies.get(key) ?? { routineId: r.routineId, kind: r.kind, status: r.status, n: 0, lastEndedAt: null };
-      t.n++;
-      if (r.status === 'COMPLETED' && r.endedAt !== null) t.lastEndedAt = Math.max(t.lastEndedAt ?? 0, r.endedAt);
-      tallies.set(key, t);
-      if (r.kind === 'batch' && r.startedAt !== null && r.endedAt !== null) {
-        const d = durations.get(r.routineId) ?? this.durationOf(r.routineId, bounds.length + 1);
-        const seconds = Math.max(0, r.endedAt - r.startedAt) / 1000;
-        const i = bounds.findIndex((b) => seconds <= b);
-        d.buckets[i < 0 ? bounds.length : i]!++;
-        d.sum += seconds;
-        d.n++;
-        durations.set(r.routineId, d);
-      }
-      this.s.deleteRun.run(r.id);
-    }
-    for (const t of tallies.values()) this.s.addRunTally.run(t);
-    for (const [routineId, d] of durations) this.s.putDurationTally.run(routineId, JSON.stringify(d.buckets), d.sum, d.n);
-  }
-
-  private durationOf(routineId: string, size: number): { buckets: number[]; sum: number; n: number } {
-    const row = this.s.durationTally.get(routineId) as { buckets: string; sum: number; n: number } | undefined;
-    const buckets = row ? (JSON.parse(row.buckets) as number[]) : [];
-    return { buckets: Array.from({ length: size }, (_, i) => buckets[i] ?? 0), sum: row?.sum ?? 0, n: row?.n ?? 0 };
+  /** Caller holds the transaction. */
+  removeRuns(runs: readonly OldRun[]): void {
+    for (const r of runs) this.s.deleteRun.run(r.id);
   }
 
   /** Finished jobs created and ended before `cutoff`, newest first (so a dependent goes before what it depended on). */
@@ -150,8 +117,9 @@ export class HistoryStore {
     return this.s.reports.run(cutoff, limit).changes;
   }
 
-  runTallies(): RunTally[] {
-    return (this.s.runTallies.all() as { routine_id: string; kind: string; status: string; n: number; last_ended_at: number | null }[]).map((r) => ({
+  /** Finished runs by routine, kind and outcome, since the first (removed ones included). */
+  runTotals(): RunTally[] {
+    return (this.s.runTotals.all() as { routine_id: string; kind: string; status: string; n: number; last_ended_at: number | null }[]).map((r) => ({
       routineId: r.routine_id,
       kind: r.kind,
       status: r.status,
@@ -160,12 +128,12 @@ export class HistoryStore {
     }));
   }
 
-  durationTallies(): DurationTally[] {
-    return (this.s.durationTallies.all() as { routine_id: string; buckets: string; sum: number; n: number }[]).map((r) => ({
-      routineId: r.routine_id,
-      buckets: JSON.parse(r.buckets) as number[],
-      sum: r.sum,
-      n: r.n,
-    }));
+  /** Durations of finished batch runs that ran, per routine (removed ones included). */
+  durationTotals(): DurationTally[] {
+    return (this.s.durationTotals.all() as Record<string, number | string>[]).map((r) => {
+      const buckets: number[] = [];
+      for (let i = 0; `b${i}` in r; i++) buckets.push(Number(r[`b${i}`]));
+      return { routineId: String(r['routine_id']), buckets, sum: Number(r['sum']), n: Number(r['n']) };
+    });
   }
 }

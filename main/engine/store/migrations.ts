@@ -7,6 +7,24 @@ export interface Migration {
   sql: string;
 }
 
+// Migration 5's duration histogram: fixed here (a shipped migration never changes), one column per bucket.
+const V5_BOUNDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200, 86_400];
+const V5_BUCKETS = V5_BOUNDS.map((_, i) => `b${i}`).concat(`b${V5_BOUNDS.length}`);
+const V5_TERMINAL = `('COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED')`;
+const v5Bucket = (d: string) => `CASE ${V5_BOUNDS.map((b, i) => `WHEN ${d} <= ${b} THEN ${i}`).join(' ')} ELSE ${V5_BOUNDS.length} END`;
+/** Count one finished run (NEW) in the totals: its outcome, and its duration when it ran. */
+const v5Count = `
+  INSERT INTO run_totals (routine_id, kind, status, n, last_ended_at)
+    VALUES (NEW.routine_id, NEW.kind, NEW.status, 1, CASE WHEN NEW.status = 'COMPLETED' THEN NEW.ended_at END)
+    ON CONFLICT (routine_id, kind, status) DO UPDATE SET n = n + 1,
+      last_ended_at = CASE WHEN excluded.last_ended_at IS NULL THEN last_ended_at WHEN last_ended_at IS NULL THEN excluded.last_ended_at
+        ELSE MAX(last_ended_at, excluded.last_ended_at) END;
+  INSERT INTO run_duration_totals (routine_id, ${V5_BUCKETS.join(', ')}, sum, n)
+    SELECT NEW.routine_id, ${V5_BUCKETS.map((_, i) => `bk = ${i}`).join(', ')}, d, 1
+    FROM (SELECT d, ${v5Bucket('d')} AS bk FROM (SELECT MAX(0, NEW.ended_at - NEW.started_at) / 1000.0 AS d))
+    WHERE NEW.kind = 'batch' AND NEW.started_at IS NOT NULL AND NEW.ended_at IS NOT NULL
+    ON CONFLICT (routine_id) DO UPDATE SET ${V5_BUCKETS.map((b) => `${b} = ${b} + excluded.${b}`).join(', ')}, sum = sum + excluded.sum, n = n + excluded.n;`;
+
 export const MIGRATIONS: Migration[] = [
   {
     version: 1,
@@ -267,6 +285,73 @@ CREATE INDEX runs_created ON runs(created_at);
 CREATE INDEX jobs_created ON jobs(created_at);
 CREATE INDEX commands_created ON commands(created_at);
 CREATE INDEX remote_runs_updated ON remote_runs(updated_at);
+`,
+  },
+  {
+    version: 5,
+    description: "indexes for every access path of the pass, the CLI, the API and the UI: nothing reads a routine's whole history",
+    sql: `
+-- Newest runs of a routine by creation (latest, history, realtime restarts): no sort of its history.
+CREATE INDEX runs_routine_created ON runs(routine_id, created_at);
+-- A routine's unfinished runs (overlap, stop, restart, external reports): bounded by what is in flight.
+CREATE INDEX runs_routine_active ON runs(routine_id, created_at) WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING');
+-- The latest run of a routine in a cycle (dependencies, today's status): a seek, not a sort of the day's runs.
+DROP INDEX runs_cycle;
+CREATE INDEX runs_routine_cycle ON runs(routine_id, cycle, scheduled_at, created_at);
+-- Counts of the day by status read the index alone; the retention reads the same index by age.
+DROP INDEX runs_created;
+CREATE INDEX runs_created_status ON runs(created_at, status);
+-- Runs that ended since a time (the day's view: long runs begun the day before; realtime exits).
+CREATE INDEX runs_ended ON runs(ended_at) WHERE ended_at IS NOT NULL;
+-- Recent failures, newest first.
+CREATE INDEX runs_failed ON runs(COALESCE(ended_at, created_at)) WHERE status = 'ERROR';
+-- Recent failed batch jobs, newest first.
+CREATE INDEX jobs_failed ON jobs(COALESCE(ended_at, updated_at)) WHERE status = 'ERROR';
+-- Cancels sent to a computer, newest first.
+CREATE INDEX commands_cancels ON commands(computer, created_at) WHERE kind = 'cancel';
+
+-- What the metrics count (finished runs by routine and outcome, durations, last success) is kept
+-- as totals, counted by triggers as each run finishes: a scrape reads a row per routine, not the
+-- history. The retention removes runs without touching them. Seeded once from the runs kept and
+-- from the tallies of runs removed so far (migration 4), which they replace.
+CREATE TABLE run_totals (
+  routine_id    TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  n             INTEGER NOT NULL,
+  last_ended_at INTEGER,
+  PRIMARY KEY (routine_id, kind, status)
+) STRICT;
+CREATE TABLE run_duration_totals (
+  routine_id TEXT PRIMARY KEY,
+  ${V5_BUCKETS.map((b) => `${b} INTEGER NOT NULL DEFAULT 0`).join(',\n  ')},
+  sum        REAL NOT NULL,
+  n          INTEGER NOT NULL
+) STRICT;
+INSERT INTO run_totals (routine_id, kind, status, n, last_ended_at)
+  SELECT routine_id, kind, status, SUM(n), MAX(last) FROM (
+    SELECT routine_id, kind, status, COUNT(*) AS n, MAX(CASE WHEN status = 'COMPLETED' THEN ended_at END) AS last
+      FROM runs WHERE status IN ${V5_TERMINAL} GROUP BY routine_id, kind, status
+    UNION ALL SELECT routine_id, kind, status, n, last_ended_at FROM run_tallies)
+  GROUP BY routine_id, kind, status;
+INSERT INTO run_duration_totals (routine_id, ${V5_BUCKETS.join(', ')}, sum, n)
+  SELECT routine_id, ${V5_BUCKETS.map((b) => `SUM(${b})`).join(', ')}, SUM(sum), SUM(n) FROM (
+    SELECT routine_id, ${V5_BUCKETS.map((_, i) => `SUM(bk = ${i}) AS b${i}`).join(', ')}, SUM(d) AS sum, COUNT(*) AS n FROM (
+      SELECT routine_id, d, ${v5Bucket('d')} AS bk FROM (
+        SELECT routine_id, MAX(0, ended_at - started_at) / 1000.0 AS d FROM runs WHERE kind = 'batch' AND started_at IS NOT NULL AND ended_at IS NOT NULL))
+      GROUP BY routine_id
+    UNION ALL SELECT routine_id, ${V5_BUCKETS.map((_, i) => `COALESCE(json_extract(buckets, '$[${i}]'), 0)`).join(', ')}, sum, n FROM duration_tallies)
+  GROUP BY routine_id;
+DROP TABLE run_tallies;
+DROP TABLE duration_tallies;
+CREATE TRIGGER runs_count_finished AFTER UPDATE OF status ON runs
+  WHEN NEW.status IN ${V5_TERMINAL} AND OLD.status NOT IN ${V5_TERMINAL}
+BEGIN${v5Count}
+END;
+CREATE TRIGGER runs_count_inserted_finished AFTER INSERT ON runs
+  WHEN NEW.status IN ${V5_TERMINAL}
+BEGIN${v5Count}
+END;
 `,
   },
 ];

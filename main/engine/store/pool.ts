@@ -87,7 +87,7 @@ export class PoolStore {
       markFetched: db.prepare(`UPDATE commands SET fate = 'fetched', fetched_at = ? WHERE id = ? AND fate = 'queued'`),
       command: db.prepare(`SELECT * FROM commands WHERE id = ?`),
       recentCommands: db.prepare(`SELECT * FROM commands ORDER BY id DESC LIMIT ?`),
-      pendingCancel: db.prepare(`SELECT 1 FROM commands WHERE computer = ? AND kind = 'cancel' AND fate != 'expired' AND created_at > ?
+      pendingCancel: db.prepare(`SELECT 1 FROM commands INDEXED BY commands_cancels WHERE computer = ? AND kind = 'cancel' AND fate != 'expired' AND created_at > ?
         AND json_extract(payload, '$.runId') = ? LIMIT 1`).pluck(),
       queuedComputers: db.prepare(`SELECT DISTINCT computer FROM commands WHERE fate = 'queued'`).pluck(),
       report: db.prepare(`SELECT * FROM remote_runs WHERE kind = ? AND ref_id = ?`),

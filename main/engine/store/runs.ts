@@ -56,6 +56,10 @@ export interface RunPatch {
   heartbeatAt?: number | null;
 }
 
+// The statuses of unfinished runs, spelled as the partial indexes runs_active and runs_routine_active
+// spell them: SQLite uses a partial index only for a WHERE that matches its own.
+const ACTIVE = `('PENDING', 'DELAYED', 'STARTING', 'RUNNING')`;
+
 const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
   reason: 'reason',
   exitCode: 'exit_code',
@@ -78,8 +82,8 @@ export class RunStore {
         VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
-      active: db.prepare(`SELECT * FROM runs WHERE status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY scheduled_at, created_at, rowid`),
-      activeFor: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND status IN ('PENDING', 'DELAYED', 'STARTING', 'RUNNING') ORDER BY created_at, rowid`),
+      active: db.prepare(`SELECT * FROM runs WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
+      activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
       // One statement for every routine (the Today page): the newest instance per routine, found
@@ -88,11 +92,17 @@ export class RunStore {
       latestPerRoutine: db.prepare(`SELECT r.* FROM routines d JOIN runs r ON r.rowid =
         (SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
-      since: db.prepare(`SELECT * FROM runs WHERE created_at >= ? OR ended_at IS NULL OR ended_at >= ? ORDER BY created_at, rowid`),
+      // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
+      // since, still open (runs_active), and created before but ended since (runs_ended).
+      since: db.prepare(`SELECT * FROM (
+          SELECT rowid AS rid, * FROM runs WHERE created_at >= @from
+          UNION ALL SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          UNION ALL SELECT rowid AS rid, * FROM runs WHERE ended_at >= @from AND created_at < @from AND status NOT IN ${ACTIVE})
+        ORDER BY created_at, rid`),
       recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       heartbeat: db.prepare(`UPDATE runs SET heartbeat_at = ? WHERE id = ? AND (heartbeat_at IS NULL OR heartbeat_at < ?)`),
       countByStatus: db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`),
-      failures: db.prepare(`SELECT * FROM runs WHERE status = 'ERROR' ORDER BY COALESCE(ended_at, created_at) DESC LIMIT ?`),
+      failures: db.prepare(`SELECT * FROM runs WHERE status = 'ERROR' ORDER BY COALESCE(ended_at, created_at) DESC, rowid DESC LIMIT ?`),
     };
   }
 
@@ -144,7 +154,7 @@ export class RunStore {
 
   /** Runs created since `from`, plus any still open or ended since then (today's view). */
   since(from: number): RunRow[] {
-    return (this.s.since.all(from, from) as RunRecord[]).map(toRun);
+    return (this.s.since.all({ from }) as RunRecord[]).map(toRun);
   }
 
   recentRealtime(routineId: string, limit: number): RunRow[] {

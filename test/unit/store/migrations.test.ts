@@ -10,7 +10,7 @@ import { LATEST_VERSION, MIGRATIONS } from '../../../main/engine/store/migration
 import { Store } from '../../../main/engine/store/store.js';
 import { scratch } from '../../helpers/engine-fixture.js';
 
-const TABLES = ['commands', 'duration_tallies', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routines', 'run_tallies', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
+const TABLES = ['commands', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routines', 'run_duration_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
 
 function tables(store: Store): string[] {
   return (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]);
@@ -144,5 +144,41 @@ describe('a database Tend cannot own is refused and left untouched', () => {
     const err = refusal(() => Store.open(dir.db, { readonly: true }));
     expect(err.code).toBe('REFUSED');
     expect(readdirSync(dir.dir)).toEqual([]);
+  });
+});
+
+describe('migration 5: totals the metrics read instead of the history', () => {
+  const run = (id: string, status: string, o: { startedAt?: number | null; endedAt?: number | null; kind?: string } = {}) =>
+    `INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at, started_at, ended_at)
+     VALUES ('${id}', 'me@h:r', '${o.kind ?? 'batch'}', '2026-01-05', 0, '${status}', 0, ${o.startedAt ?? 'NULL'}, ${o.endedAt ?? 'NULL'})`;
+
+  it('are seeded from the runs kept and the tallies of removed ones, then counted as runs finish', () => {
+    const raw = openDb(dir.db, { migrations: MIGRATIONS.slice(0, 4) });
+    raw.exec(`${run('a', 'COMPLETED', { startedAt: 0, endedAt: 2000 })}; ${run('b', 'ERROR', { startedAt: 0, endedAt: 100_000 })}; ${run('c', 'RUNNING', { startedAt: 0 })};
+      INSERT INTO run_tallies VALUES ('me@h:r', 'batch', 'COMPLETED', 5, 7000);
+      INSERT INTO duration_tallies VALUES ('me@h:r', '[1,0,4,0,0,0,0,0,0,0,0,0,0,0,0]', 50, 5);`);
+    raw.close();
+    const store = Store.open(dir.db);
+    try {
+      expect(store.history.runTotals()).toEqual([
+        { routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', n: 6, lastEndedAt: 7000 },
+        { routineId: 'me@h:r', kind: 'batch', status: 'ERROR', n: 1, lastEndedAt: null },
+      ]);
+      // 2 s in the 5 s bucket, 100 s in the 120 s bucket, and the removed ones' buckets.
+      expect(store.history.durationTotals()).toEqual([{ routineId: 'me@h:r', buckets: [1, 1, 4, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], sum: 152, n: 7 }]);
+
+      expect(store.runs.cas('c', ['RUNNING'], 'COMPLETED', { endedAt: 9000 })).toBe(true);
+      expect(store.runs.cas('c', ['RUNNING'], 'COMPLETED', { endedAt: 9500 })).toBe(false);
+      store.db.exec(run('d', 'CANCELLED'));
+      const totals = new Map(store.history.runTotals().map((t) => [t.status, t]));
+      expect(totals.get('COMPLETED')).toMatchObject({ n: 7, lastEndedAt: 9000 });
+      expect(totals.get('CANCELLED')).toMatchObject({ n: 1 });
+      expect(store.history.durationTotals()[0]).toMatchObject({ n: 8, sum: 161 });
+      // Removing history leaves the totals as they are.
+      store.tx(() => store.history.removeRuns([{ id: 'a', routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', backend: null, runDir: null, startedAt: 0, endedAt: 2000 }]));
+      expect(new Map(store.history.runTotals().map((t) => [t.status, t.n])).get('COMPLETED')).toBe(7);
+    } finally {
+      store.close();
+    }
   });
 });
