@@ -3,6 +3,7 @@
 // read-only connection in a worker thread; WAL lets the daemon write meanwhile.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteNativeBinding } from './sqlite-binding.js';
 
 export interface IntegrityResult {
   ok: boolean;
@@ -18,7 +19,7 @@ const Database = require(workerData.module);
 const t0 = performance.now();
 let problems;
 try {
-  const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
+  const db = new Database(workerData.path, { readonly: true, fileMustExist: true, ...(workerData.binding ? { nativeBinding: workerData.binding } : {}) });
   try {
     db.pragma('busy_timeout = 5000');
     problems = db.pragma('quick_check(10)').map((r) => r.quick_check).filter((x) => x !== 'ok');
@@ -35,6 +36,14 @@ parentPort.postMessage({ ok: problems.length === 0, problems, ms: performance.no
 export function checkIntegrity(path: string, signal?: AbortSignal): Promise<IntegrityResult> {
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
   return new Promise((resolve) => {
+    // Under Electron the same Electron-ABI build the store uses.
+    let binding: string | undefined;
+    try {
+      binding = sqliteNativeBinding();
+    } catch (err) {
+      resolve({ ok: false, problems: [(err as Error).message], ms: 0 });
+      return;
+    }
     const t0 = performance.now();
     let settled = false;
     const done = (r: IntegrityResult) => {
@@ -42,7 +51,7 @@ export function checkIntegrity(path: string, signal?: AbortSignal): Promise<Inte
       settled = true;
       resolve(r);
     };
-    const worker = new Worker(WORKER, { eval: true, workerData: { path, module } });
+    const worker = new Worker(WORKER, { eval: true, workerData: { path, module, binding } });
     worker.unref();
     worker.once('message', (r: IntegrityResult) => done(r));
     worker.once('error', (err) => done({ ok: false, problems: [err.message], ms: performance.now() - t0 }));
