@@ -1,16 +1,22 @@
 // Start at login. macOS and Windows: Electron's login item settings. Linux: an XDG autostart
-// entry, `$XDG_CONFIG_HOME/autostart/tend.desktop` (else `~/.config/autostart/`). Either way Tend
-// starts with `--hidden`: in the tray, no window.
+// entry, `$XDG_CONFIG_HOME/autostart/tend-desktop.desktop` (else `~/.config/autostart/`), named,
+// like its Icon and StartupWMClass, after the GUI binary and the packaged desktop entry
+// (electron-builder.yml's executableName, package.json's desktopName). Either way Tend starts
+// with `--hidden`: in the tray, no window.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 
 export const HIDDEN_FLAG = '--hidden';
+/** The desktop entry's id: the Linux executable, the .desktop file, Electron's app_id / WM_CLASS. */
+export const DESKTOP_ID = 'tend-desktop';
+/** What the autostart entry was called before the GUI was renamed tend-desktop. */
+const LEGACY_NAME = 'tend.desktop';
 
 /** Where the XDG autostart entry lives. */
 export function autostartPath(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   const config = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(home, '.config');
-  return join(config, 'autostart', 'tend.desktop');
+  return join(config, 'autostart', `${DESKTOP_ID}.desktop`);
 }
 
 export interface LaunchInfo {
@@ -45,7 +51,7 @@ export function execLine(argv: string[]): string {
   return argv.map(quoteExecArg).join(' ');
 }
 
-/** The content of tend.desktop. */
+/** The content of the autostart entry. */
 export function desktopEntry(command: string[]): string {
   return [
     '[Desktop Entry]',
@@ -55,7 +61,8 @@ export function desktopEntry(command: string[]): string {
     'GenericName=Scheduler',
     'Comment=Keeps your routines alive and on time',
     `Exec=${execLine(command)}`,
-    'Icon=tend',
+    `Icon=${DESKTOP_ID}`,
+    `StartupWMClass=${DESKTOP_ID}`,
     'Terminal=false',
     'Categories=Utility;',
     'StartupNotify=false',
@@ -114,9 +121,15 @@ export function loginItem(platform: NodeJS.Platform, api: LoginItemApi, launch: 
     };
   }
   const file = autostartPath(env);
+  const legacy = join(dirname(file), LEGACY_NAME);
   return {
-    enabled: () => autostartEnabled(file),
-    set: (on) => (on ? installAutostart(file, launchCommand(launch)) : removeAutostart(file)),
+    enabled: () => autostartEnabled(file) || autostartEnabled(legacy),
+    set: (on) => {
+      // One entry only: an old-named one would start Tend a second time at login.
+      removeAutostart(legacy);
+      if (on) installAutostart(file, launchCommand(launch));
+      else removeAutostart(file);
+    },
   };
 }
 

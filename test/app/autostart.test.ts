@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   autostartEnabled,
@@ -26,10 +26,10 @@ afterEach(() => {
 
 describe('the XDG autostart entry', () => {
   it('lives in $XDG_CONFIG_HOME/autostart, else ~/.config/autostart', () => {
-    expect(autostartPath({ XDG_CONFIG_HOME: '/cfg' }, '/home/me')).toBe('/cfg/autostart/tend.desktop');
-    expect(autostartPath({}, '/home/me')).toBe('/home/me/.config/autostart/tend.desktop');
+    expect(autostartPath({ XDG_CONFIG_HOME: '/cfg' }, '/home/me')).toBe('/cfg/autostart/tend-desktop.desktop');
+    expect(autostartPath({}, '/home/me')).toBe('/home/me/.config/autostart/tend-desktop.desktop');
     // The spec ignores a relative XDG_CONFIG_HOME.
-    expect(autostartPath({ XDG_CONFIG_HOME: 'rel' }, '/home/me')).toBe('/home/me/.config/autostart/tend.desktop');
+    expect(autostartPath({ XDG_CONFIG_HOME: 'rel' }, '/home/me')).toBe('/home/me/.config/autostart/tend-desktop.desktop');
   });
 
   it('starts Tend hidden', () => {
@@ -42,7 +42,8 @@ describe('the XDG autostart entry', () => {
         'GenericName=Scheduler',
         'Comment=Keeps your routines alive and on time',
         'Exec=/opt/Tend/tend --hidden',
-        'Icon=tend',
+        'Icon=tend-desktop',
+        'StartupWMClass=tend-desktop',
         'Terminal=false',
         'Categories=Utility;',
         'StartupNotify=false',
@@ -75,7 +76,7 @@ describe('the XDG autostart entry', () => {
     const config = scratch();
     const api: LoginItemApi = { getLoginItemSettings: () => { throw new Error('not on Linux'); }, setLoginItemSettings: () => { throw new Error('not on Linux'); } };
     const item = loginItem('linux', api, { execPath: '/opt/Tend/tend', packaged: true }, { XDG_CONFIG_HOME: config });
-    const file = join(config, 'autostart', 'tend.desktop');
+    const file = join(config, 'autostart', 'tend-desktop.desktop');
     expect(item.enabled()).toBe(false);
     item.set(true);
     expect(item.enabled()).toBe(true);
@@ -85,6 +86,23 @@ describe('the XDG autostart entry', () => {
     expect(existsSync(file)).toBe(false);
     expect(item.enabled()).toBe(false);
     item.set(false); // removing twice is fine
+  });
+
+  it('takes over an entry of the old name (tend.desktop): counted as on, replaced when set, never two', () => {
+    const config = scratch();
+    const api: LoginItemApi = { getLoginItemSettings: () => ({ openAtLogin: false }), setLoginItemSettings: () => undefined };
+    const item = loginItem('linux', api, { execPath: '/opt/Tend/tend-desktop', packaged: true }, { XDG_CONFIG_HOME: config });
+    const legacy = join(config, 'autostart', 'tend.desktop');
+    mkdirSync(dirname(legacy), { recursive: true });
+    writeFileSync(legacy, desktopEntry(['/opt/Tend/tend', '--hidden']));
+    expect(item.enabled()).toBe(true);
+    item.set(true);
+    expect(existsSync(legacy)).toBe(false);
+    expect(readFileSync(join(config, 'autostart', 'tend-desktop.desktop'), 'utf8')).toContain('Exec=/opt/Tend/tend-desktop --hidden\n');
+    writeFileSync(legacy, desktopEntry(['/opt/Tend/tend', '--hidden']));
+    item.set(false);
+    expect(existsSync(legacy)).toBe(false);
+    expect(item.enabled()).toBe(false);
   });
 
   it('counts an entry switched off by the desktop (Hidden=true) as disabled', () => {

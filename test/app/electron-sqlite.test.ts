@@ -4,11 +4,11 @@
 // same way) it stops with a message saying why and what to do, and node_modules' better-sqlite3
 // is left exactly as it was.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, scratch } from '../helpers/cli.js';
+import { treeDigest } from '../helpers/tree-digest.js';
 
 const SCRIPT = join(REPO, 'scripts', 'electron-sqlite.mjs');
 const SQLITE = join(REPO, 'node_modules', 'better-sqlite3');
@@ -16,21 +16,6 @@ const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
-
-/** A digest of every file under `dir` (paths and bytes). */
-export function treeDigest(dir: string): string {
-  const h = createHash('sha256');
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else h.update(`${p.slice(dir.length)}\0`).update(readFileSync(p));
-    }
-  };
-  walk(dir);
-  return h.digest('hex');
-}
 
 function run(out: string, extra: Record<string, string> = {}) {
   return spawnSync(process.execPath, [SCRIPT, '--out', out], { cwd: REPO, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ...extra } });
