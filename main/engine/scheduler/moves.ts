@@ -15,30 +15,20 @@ import type { Store } from '../store/store.js';
 
 export type RunEvent = BatchRunEvent | RealtimeRunEvent;
 
-function targets<S extends string, E extends string>(m: Machine<S, E>, event: E): Map<S, S[]> {
-  const byTarget = new Map<S, S[]>();
+/** The states `event` may leave, grouped by where it takes them: one compare-and-set per target. */
+function targets(m: Machine<string, string>, event: string): Map<string, string[]> {
+  const byTarget = new Map<string, string[]>();
   for (const from of m.fromStates(event)) {
-    const to = m.table[from][event] as S;
+    const to = m.table[from]![event]!;
     byTarget.set(to, [...(byTarget.get(to) ?? []), from]);
   }
   return byTarget;
 }
 
-const cache = new Map<string, Map<string, string[]>>();
-function plan(kind: string, m: Machine<string, string>, event: string): Map<string, string[]> {
-  const key = `${kind}:${event}`;
-  let p = cache.get(key);
-  if (!p) {
-    p = targets(m, event);
-    cache.set(key, p);
-  }
-  return p;
-}
-
 /** Apply a lifecycle event to a run in SQL. Returns the new status, or null if the run was not in a state that takes it. */
 export function moveRun(store: Store, id: string, kind: RoutineKind, event: RunEvent, patch: RunPatch = {}): RunStatus | null {
   const m = (kind === 'batch' ? batchRunMachine : realtimeRunMachine) as unknown as Machine<string, string>;
-  for (const [to, from] of plan(kind, m, event)) {
+  for (const [to, from] of targets(m, event)) {
     if (store.runs.cas(id, from as RunStatus[], to as RunStatus, patch)) return to as RunStatus;
   }
   return null;
@@ -46,7 +36,7 @@ export function moveRun(store: Store, id: string, kind: RoutineKind, event: RunE
 
 export function moveJob(store: Store, id: number, event: BatchJobEvent, patch: JobPatch = {}, now = Date.now()): JobStatus | null {
   const m = batchJobMachine as unknown as Machine<string, string>;
-  for (const [to, from] of plan('job', m, event)) {
+  for (const [to, from] of targets(m, event)) {
     if (store.jobs.cas(id, from as JobStatus[], to as JobStatus, patch, now)) return to as JobStatus;
   }
   return null;

@@ -1,5 +1,6 @@
 import type { SlurmOptions } from '../domain/slurm.js';
 import type { JobRow, JobStatus } from '../domain/types.js';
+import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 
 interface JobRecord {
@@ -86,8 +87,9 @@ export interface NewJob {
 
 export class JobStore {
   private readonly s;
-  private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
+  private readonly moves: CompareAndSet<JobPatch>;
   constructor(private readonly db: DB) {
+    this.moves = new CompareAndSet<JobPatch>(db, 'jobs', COLUMNS, ['updated_at = @now']);
     this.s = {
       insert: db.prepare(`INSERT INTO jobs (name, command, args, cwd, env, computer, backend, slurm, status, created_at, updated_at)
         VALUES (@name, @command, @args, @cwd, @env, @computer, @backend, @slurm, @status, @now, @now)`),
@@ -177,18 +179,6 @@ export class JobStore {
   }
 
   cas(id: number, from: readonly JobStatus[], to: JobStatus, patch: JobPatch = {}, now = Date.now()): boolean {
-    const keys = (Object.keys(patch) as (keyof JobPatch)[]).filter((k) => patch[k] !== undefined).sort();
-    const sig = `${from.length}|${keys.join(',')}`;
-    let stmt = this.casCache.get(sig);
-    if (!stmt) {
-      const sets = ['status = @to', 'updated_at = @now', ...keys.map((k) => `${COLUMNS[k]} = @${k}`)];
-      const placeholders = from.map((_, i) => `@from${i}`).join(', ');
-      stmt = this.db.prepare(`UPDATE jobs SET ${sets.join(', ')} WHERE id = @id AND status IN (${placeholders})`);
-      this.casCache.set(sig, stmt);
-    }
-    const params: Record<string, unknown> = { id, to, now };
-    from.forEach((f, i) => (params[`from${i}`] = f));
-    for (const k of keys) params[k] = patch[k];
-    return stmt.run(params).changes === 1;
+    return this.moves.move(id, from, to, patch, { now });
   }
 }

@@ -1,4 +1,5 @@
 import type { RunRow, RunStatus } from '../domain/types.js';
+import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 
 interface RunRecord {
@@ -73,8 +74,9 @@ const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
 
 export class RunStore {
   private readonly s;
-  private readonly casCache = new Map<string, ReturnType<DB['prepare']>>();
+  private readonly moves: CompareAndSet<RunPatch>;
   constructor(private readonly db: DB) {
+    this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS);
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
@@ -180,18 +182,6 @@ export class RunStore {
    * the run was no longer in an expected state (someone else moved it first).
    */
   cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}): boolean {
-    const keys = (Object.keys(patch) as (keyof RunPatch)[]).filter((k) => patch[k] !== undefined).sort();
-    const sig = `${from.length}|${keys.join(',')}`;
-    let stmt = this.casCache.get(sig);
-    if (!stmt) {
-      const sets = ['status = @to', ...keys.map((k) => `${PATCH_COLUMNS[k]} = @${k}`)];
-      const placeholders = from.map((_, i) => `@from${i}`).join(', ');
-      stmt = this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = @id AND status IN (${placeholders})`);
-      this.casCache.set(sig, stmt);
-    }
-    const params: Record<string, unknown> = { id, to };
-    from.forEach((f, i) => (params[`from${i}`] = f));
-    for (const k of keys) params[k] = patch[k];
-    return stmt.run(params).changes === 1;
+    return this.moves.move(id, from, to, patch);
   }
 }

@@ -1,0 +1,36 @@
+// Compare-and-set, the one way a status changes in SQL: `UPDATE … SET status = @to, … WHERE id = @id
+// AND status IN (…)`. It changes a row only if it is still in a state it was expected to be in, so
+// two movers of the same row (the pass, a CLI stop, a worker's report) cannot both win.
+import type { DB } from './db.js';
+
+type Statement = ReturnType<DB['prepare']>;
+
+export class CompareAndSet<P extends object> {
+  // One statement per shape (how many states it may leave, which columns it patches), prepared once.
+  private readonly prepared = new Map<string, Statement>();
+
+  /** `columns` maps each patch field to its column; `always` are SET terms of every move (bound from `extra`). */
+  constructor(
+    private readonly db: DB,
+    private readonly table: string,
+    private readonly columns: Record<keyof P, string>,
+    private readonly always: readonly string[] = [],
+  ) {}
+
+  /** True when the row was in one of `from` and is now `to`, patched; false when someone moved it first. */
+  move(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown> = {}): boolean {
+    const keys = (Object.keys(patch) as (keyof P & string)[]).filter((k) => patch[k] !== undefined);
+    const shape = `${from.length}|${keys.join(',')}`;
+    let stmt = this.prepared.get(shape);
+    if (!stmt) {
+      const sets = ['status = @to', ...this.always, ...keys.map((k) => `${this.columns[k]} = @${k}`)];
+      const states = from.map((_, i) => `@from${i}`).join(', ');
+      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE id = @id AND status IN (${states})`);
+      this.prepared.set(shape, stmt);
+    }
+    const params: Record<string, unknown> = { ...extra, id, to };
+    from.forEach((f, i) => (params[`from${i}`] = f));
+    for (const k of keys) params[k] = patch[k];
+    return stmt.run(params).changes === 1;
+  }
+}
