@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
 import { isSameProcessAlive, readProcStat, sessionMembers } from '../../worker/local/proc.js';
+import { procfsTable } from '../../worker/local/proc-linux.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -33,8 +34,9 @@ describe('cancel', () => {
       .split(' ')
       .map(Number);
     const procs = [handle['pid'] as number, ...pids].map((pid) => readProcStat(pid)!);
-    expect(procs.every((p) => p !== null && p.sid === handle['pid'])).toBe(true);
-    expect(new Set(procs.map((p) => p.pgid)).size).toBe(2); // one grandchild left the job's group
+    const os = procs.map((p) => readProcStat(p.pid, procfsTable())!); // sessions as the OS sees them
+    expect(os.every((p) => p !== null && p.sid === handle['pid'])).toBe(true);
+    expect(new Set(os.map((p) => p.pgid)).size).toBe(2); // one grandchild left the job's group
 
     await backend.cancel(handle, 5000);
 

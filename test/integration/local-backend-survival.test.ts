@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend } from '../../worker/local/index.js';
 import { isSameProcessAlive, readProcStat } from '../../worker/local/proc.js';
+import { procfsTable } from '../../worker/local/proc-linux.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -94,7 +95,7 @@ describe('a job survives the death of the process that launched it', () => {
     const spec = makeSpec(data.path, { command: fixture('hang.sh') });
     const { daemon, handle } = await launchFromDaemon(JSON.stringify(spec));
     daemon.kill('SIGKILL');
-    await waitFor(() => readProcStat(handle['pid'] as number)?.sid === handle['pid'], 10_000, 'the routine to lead its session');
+    await waitFor(() => readProcStat(handle['pid'] as number, procfsTable())?.sid === handle['pid'], 10_000, 'the routine to lead its session');
     // the machine "crashes": routine and wrapper die together, nobody writes the sentinel
     process.kill(-(handle['wrapperPid'] as number), 'SIGKILL');
     process.kill(-(handle['pid'] as number), 'SIGKILL');

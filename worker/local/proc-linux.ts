@@ -1,0 +1,76 @@
+// The /proc provider (Linux): a process's identity is field 22 of /proc/<pid>/stat, clock ticks
+// after boot, compared exactly and only within the boot recorded as boot_id. Reads on demand:
+// a poll of a few handles costs a few small reads, not a scan.
+import { readFileSync, readdirSync } from 'node:fs';
+import type { ProcStat, ProcessTable } from './proc.js';
+
+/** USER_HZ, the unit of /proc start times; 100 on every Linux ABI Node runs on. */
+export const CLOCK_TICKS_PER_SECOND = 100;
+
+function readStat(pid: number): ProcStat | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // `pid (comm) state ppid pgrp session …` — comm may hold spaces and parentheses.
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const fields = text.slice(close + 2).split(' ');
+  const startTime = Number(fields[19]);
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const sid = Number(fields[3]);
+  if (!Number.isFinite(startTime) || !Number.isFinite(pgid) || !Number.isFinite(sid)) return null;
+  return { pid, state: fields[0] ?? '?', ppid, pgid, sid, startTime };
+}
+
+export function procfsTable(): ProcessTable {
+  return {
+    stat: readStat,
+    all(): ProcStat[] {
+      let entries: string[];
+      try {
+        entries = readdirSync('/proc');
+      } catch {
+        return [];
+      }
+      const out: ProcStat[] = [];
+      for (const name of entries) {
+        const c = name.charCodeAt(0);
+        if (c < 48 || c > 57) continue;
+        const stat = readStat(Number(name));
+        if (stat) out.push(stat);
+      }
+      return out;
+    },
+  };
+}
+
+let cachedBootId: string | null | undefined;
+
+export function procfsBootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}
+
+/**
+ * Wall-clock start from start ticks: now minus /proc/uptime (10 ms resolution; `btime` in
+ * /proc/stat is whole seconds) plus the ticks. Start times and uptime both count from boot.
+ */
+export function procfsStartToMs(startTime: number): number | null {
+  try {
+    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    if (!Number.isFinite(uptime)) return null;
+    return Date.now() - Math.round(uptime * 1000) + Math.round((startTime * 1000) / CLOCK_TICKS_PER_SECOND);
+  } catch {
+    return null;
+  }
+}
