@@ -14,7 +14,7 @@ import { postJob } from '../../main/engine/ops/jobs.js';
 import { moveJob } from '../../main/engine/scheduler/moves.js';
 import { runDirFor } from '../../main/engine/scheduler/spec.js';
 import { Store } from '../../main/engine/store/store.js';
-import { wrapperScript } from '../../worker/local/wrapper.js';
+import { jobShell, localWrapperScript } from '../../worker/local/tools.js';
 import { VANISHED_REASON } from '../../worker/local/index.js';
 import { readProcStat } from '../../worker/local/proc.js';
 import { Daemon, assertBuilt, killDaemons, scratch, tendOk } from './fixtures/daemon-harness.js';
@@ -239,7 +239,7 @@ describe('adoption checks the process identity', () => {
         moveJob(h!.store, job.id, 'claim', { runDir, backend: 'local', fetchedBy: 'tester@host' }, now);
       });
       mkdirSync(runDir, { recursive: true });
-      writeFileSync(join(runDir, 'run.sh'), wrapperScript({ runDir, cwd: runDir, halfCapBytes: 65536 }), { mode: 0o755 });
+      writeFileSync(join(runDir, 'run.sh'), localWrapperScript(runDir, runDir), { mode: 0o755 });
       if (left !== 'run.sh only') writeFileSync(join(runDir, 'manifest.json'), JSON.stringify({ ...jobManifest(runDir, job.id), wrapper: { pid: null, startTime: null }, routine: { pid: null, startTime: null } }));
 
       h.engine.start();
@@ -255,9 +255,9 @@ describe('adoption checks the process identity', () => {
     const marker = join(h.dir, 'marker');
     const runDir = join(h.dir, 'runs', 'race', 'job-race');
     mkdirSync(runDir, { recursive: true });
-    writeFileSync(join(runDir, 'run.sh'), wrapperScript({ runDir, cwd: runDir, halfCapBytes: 65536 }), { mode: 0o755 });
+    writeFileSync(join(runDir, 'run.sh'), localWrapperScript(runDir, runDir), { mode: 0o755 });
     const env = { ...process.env, TEND_RUN_DIR: runDir };
-    const wrappers = [0, 1].map(() => spawn('bash', [join(runDir, 'run.sh'), FIX('stamp.sh'), marker, 'race', '0.2', '0'], { env, stdio: 'ignore' }));
+    const wrappers = [0, 1].map(() => spawn(jobShell()[0] as string, [...jobShell().slice(1), join(runDir, 'run.sh'), FIX('stamp.sh'), marker, 'race', '0.2', '0'], { env, stdio: 'ignore' }));
     const codes = await Promise.all(wrappers.map((w) => new Promise((r) => w.on('exit', r))));
     expect(codes).toEqual([0, 0]);
     expect(lines(marker).filter((l) => l.startsWith('start race '))).toHaveLength(1);
@@ -354,9 +354,9 @@ describe('the job wrapper under signals', () => {
     for (let i = 0; i < 30; i++) {
       const runDir = join(dir, `run-${i}`);
       mkdirSync(runDir);
-      writeFileSync(join(runDir, 'run.sh'), wrapperScript({ runDir, cwd: runDir, halfCapBytes: 65536 }), { mode: 0o755 });
+      writeFileSync(join(runDir, 'run.sh'), localWrapperScript(runDir, runDir), { mode: 0o755 });
       // The routine ignores TERM once its shell has set that up, and exits 5.
-      const w = spawn('bash', [join(runDir, 'run.sh'), '/bin/sh', '-c', 'trap "" TERM; sleep 0.03; exit 5'], { stdio: 'ignore', detached: true });
+      const w = spawn(jobShell()[0] as string, [...jobShell().slice(1), join(runDir, 'run.sh'), '/bin/sh', '-c', 'trap "" TERM; sleep 0.03; exit 5'], { stdio: 'ignore', detached: true });
       const exited = new Promise((r) => w.on('exit', r));
       await waitFor(() => existsSync(join(runDir, 'pid.json')), 10_000, 'the routine to start');
       // TERM to the wrapper every millisecond from before the routine ends until the wrapper is gone.

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../worker/local/index.js';
 import { readProcStat, currentBootId } from '../../worker/local/proc.js';
-import { parseSentinel } from '../../worker/local/jobdir.js';
+import { procfsTable } from '../../worker/local/proc-linux.js';
+
+/** What the OS says of a process (session, group), whichever provider the backend uses. */
+const osStat = (pid: number) => readProcStat(pid, procfsTable());
+import { parseSentinel, readSentinel } from '../../worker/local/jobdir.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -162,38 +166,35 @@ describe('the job directory', () => {
     const handle = await backend.submit(spec);
     try {
       await waitFor(() => backend.tailLog(spec.runDir, 'stdout', 100).includes('hanging'), 10_000, 'the routine to start');
-      const routine = readProcStat(handle['pid'] as number);
-      const wrapper = readProcStat(handle['wrapperPid'] as number);
+      const routine = osStat(handle['pid'] as number);
+      const wrapper = osStat(handle['wrapperPid'] as number);
       expect(routine?.sid).toBe(handle['pid']);
       expect(routine?.pgid).toBe(handle['pid']);
       expect(wrapper?.sid).toBe(handle['wrapperPid']);
-      expect(routine?.startTime).toBe(handle['startTime']);
-      expect(readProcStat(process.pid)?.sid).not.toBe(wrapper?.sid);
+      expect(readProcStat(handle['pid'] as number)?.startTime).toBe(handle['startTime']);
+      expect(osStat(process.pid)?.sid).not.toBe(wrapper?.sid);
       expect(await backend.poll([handle])).toEqual([{ state: 'running', startedAt: expect.any(Number), heartbeatAt: null }]);
     } finally {
       await backend.cancel(handle, 1000);
     }
   });
 
-  it('the sentinel only ever appears whole: written to a temp name, then renamed', async () => {
+  it('the sentinel counts only once its line is whole (the waiter writes it in one write, no rename)', async () => {
     const spec = makeSpec(data.path, { command: fixture('exit3.sh') });
     const handle = await backend.submit(spec);
-    const seen = new Set<string>();
-    await waitFor(() => {
-      for (const name of readdirSync(spec.runDir)) if (name.includes('exit_code')) seen.add(name);
-      try {
-        const text = readFileSync(join(spec.runDir, 'exit_code'), 'utf8');
-        expect(text).toBe('3\n'); // never empty or partial
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw err;
-      }
-    }, 10_000, 'exit_code', 1);
     await settle(backend, handle);
-    expect([...seen].filter((n) => n !== 'exit_code' && n !== '.exit_code.tmp')).toEqual([]);
-    expect(readdirSync(spec.runDir)).not.toContain('.exit_code.tmp');
-    expect(readdirSync(spec.runDir)).not.toContain('pid.json.tmp');
+    expect(readFileSync(join(spec.runDir, 'exit_code'), 'utf8')).toBe('3\n');
+    expect(readdirSync(spec.runDir).filter((n) => n.includes('tmp'))).toEqual([]);
+    // What a reader may see while the waiter writes: an empty file, or (a waiter killed mid-write)
+    // a line without its end. Neither is the job's end.
+    const runDir = join(data.path, 'runs', 'fake', 'half-written');
+    mkdirSync(runDir, { recursive: true });
+    for (const partial of ['', '3', 'signal:TE']) {
+      writeFileSync(join(runDir, 'exit_code'), partial);
+      expect(readSentinel(runDir), JSON.stringify(partial)).toBeNull();
+    }
+    writeFileSync(join(runDir, 'exit_code'), 'signal:TERM\n');
+    expect(readSentinel(runDir)).toMatchObject({ kind: 'signal', signal: 'TERM' });
   });
 
   it('parses every sentinel form', () => {

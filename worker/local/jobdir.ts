@@ -7,7 +7,7 @@
 //   <runDir>/pid.json         written by the wrapper once the routine is started (PidRecord)
 //   <runDir>/stdout.log(.1)   captured streams, capped (logs.ts)
 //   <runDir>/stderr.log(.1)
-//   <runDir>/exit_code        `<int>` | `signal:NAME` | `error:MESSAGE` — the job is over
+//   <runDir>/exit_code        `<int>` | `signal:NAME` | `error:MESSAGE` + newline — the job is over
 //   <runDir>/heartbeat        touched by the routine (`tend heartbeat`); its mtime is the beat
 //   <runDir>/cancel.json      written by cancel before it signals
 //   <runDir>/wrapper.log      the wrapper's own stdout/stderr (normally empty)
@@ -15,6 +15,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
+import { parseStartTime } from './proc.js';
 
 export const FILES = {
   wrapper: 'run.sh',
@@ -136,7 +137,7 @@ export function readPidRecord(runDir: string): PidRecord | null {
     const wrapperPid = intOrNull(v['wrapperPid']);
     const pid = intOrNull(v['pid']);
     if (wrapperPid === null || pid === null) return null;
-    return { wrapperPid, wrapperStartTime: intOrNull(v['wrapperStartTime']), pid, startTime: intOrNull(v['startTime']) };
+    return { wrapperPid, wrapperStartTime: parseStartTime(v['wrapperStartTime']), pid, startTime: parseStartTime(v['startTime']) };
   } catch {
     return null;
   }
@@ -153,11 +154,15 @@ export function readSentinel(runDir: string): Sentinel | null {
   let text: string;
   let at: number;
   try {
+    text = readFileSync(path, 'utf8');
     at = statSync(path).mtimeMs;
-    text = readFileSync(path, 'utf8').trim();
   } catch {
     return null;
   }
+  // The waiter writes its one line straight into a new file: until the newline is there, it is
+  // not written yet (or the waiter died mid-write, and the job reads as vanished).
+  if (!text.endsWith('\n')) return null;
+  text = text.trim();
   return parseSentinel(text, Math.round(at));
 }
 
@@ -216,11 +221,13 @@ export function readLaunched(runDir: string): { pid: number; startTime: number |
   } catch {
     return null;
   }
-  const [pid, start] = text.trim().split(' ');
-  const p = Number(pid);
+  // `PID START`: START is a number (/proc) or ps's quoted lstart text, or null.
+  const line = text.trim();
+  const space = line.indexOf(' ');
+  const p = Number(space < 0 ? line : line.slice(0, space));
   if (!Number.isSafeInteger(p) || p <= 0) return null;
-  const st = Number(start);
-  return { pid: p, startTime: Number.isSafeInteger(st) ? st : null };
+  const start = space < 0 ? '' : line.slice(space + 1);
+  return { pid: p, startTime: start.startsWith('"') ? parseStartTime(start.replace(/"/g, '')) : parseStartTime(start === '' ? null : Number(start)) };
 }
 
 /**

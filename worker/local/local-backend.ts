@@ -4,6 +4,7 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
 import { cancelLocalJob } from './cancel.js';
+import { processProvider } from './proc.js';
 import { localHealth, DEFAULT_MIN_FREE_BYTES } from './health.js';
 import { handleFromRunDir, parseHandle, toHandle, type LocalHandle } from './handle.js';
 import { readHeartbeat, wasLaunched } from './jobdir.js';
@@ -81,9 +82,10 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     },
 
     async poll(handles: Handle[]): Promise<PollState[]> {
+      const table = processProvider().table();
       return handles.map((h) => {
         const parsed = parseHandle(h);
-        return parsed ? pollLocalJob(parsed) : { state: 'lost', reason: 'not a local job handle' };
+        return parsed ? pollLocalJob(parsed, table) : { state: 'lost', reason: 'not a local job handle' };
       });
     },
 

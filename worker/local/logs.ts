@@ -1,13 +1,13 @@
-// Captured streams. The wrapper keeps each stream as two files: `X.log` (being written) and
-// `X.log.1` (the previous `half` bytes). When `X.log` reaches half the cap it is renamed over
-// `X.log.1` and a new `X.log` begins, so disk use per stream stays at or below the cap and the
+// Captured streams. Each stream is kept as two files: `X.log` (the routine appends to it) and
+// `X.log.1` (the newest `half` bytes before it), rotated by whoever polls (logcap.ts), so the
 // newest output (at least half the cap of it, once that much was written) is always kept.
 // Readers here only ever read tails and new bytes, in bounded chunks, never a whole log.
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isSameProcessAlive } from './proc.js';
-import { readPidRecord, readSentinel } from './jobdir.js';
+import { readManifest, readPidRecord, readSentinel } from './jobdir.js';
+import { enforceLogCap, readRotation, rotationInProgress } from './logcap.js';
 
 export type Stream = 'stdout' | 'stderr';
 
@@ -54,22 +54,6 @@ function skipContinuationBytes(buf: Buffer): Buffer {
   return buf.subarray(i);
 }
 
-/**
- * Open the two files of a stream consistently: if a rotation happens between the two opens, the
- * same inode is seen twice and the pair is taken again.
- */
-function openPair(runDir: string, stream: Stream): { cur: number | null; prev: number | null } {
-  const { current, previous } = logPaths(runDir, stream);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const cur = tryOpen(current);
-    const prev = tryOpen(previous);
-    if (cur === null || prev === null || fstatSync(cur).ino !== fstatSync(prev).ino) return { cur, prev };
-    closeSync(cur);
-    closeSync(prev);
-  }
-  return { cur: null, prev: tryOpen(previous) };
-}
-
 /** The last `want` bytes of `prev` + the first `curSize` bytes of `cur`. */
 function readTail(cur: number | null, curSize: number, prev: number | null, want: number): Buffer {
   const parts: Buffer[] = [];
@@ -88,16 +72,65 @@ function readTail(cur: number | null, curSize: number, prev: number | null, want
   return all.length >= want ? skipContinuationBytes(all) : all;
 }
 
+function openBoth(runDir: string, stream: Stream): { cur: number | null; prev: number | null } {
+  const { current, previous } = logPaths(runDir, stream);
+  return { cur: tryOpen(current), prev: tryOpen(previous) };
+}
+
+function closeBoth(p: { cur: number | null; prev: number | null }): void {
+  if (p.cur !== null) closeSync(p.cur);
+  if (p.prev !== null) closeSync(p.prev);
+}
+
 /** The newest `maxBytes` bytes of a stream (across the rotation), as text. */
 export function tailLog(runDir: string, stream: Stream, maxBytes: number): string {
   const want = Math.max(0, Math.floor(maxBytes));
-  const { cur, prev } = openPair(runDir, stream);
-  try {
-    return readTail(cur, cur === null ? 0 : fstatSync(cur).size, prev, want).toString('utf8');
-  } finally {
-    if (cur !== null) closeSync(cur);
-    if (prev !== null) closeSync(prev);
+  // A rotation between reading `.1` and `X.log` would show a seam; look again until none ran.
+  let text = '';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const gen = readRotation(runDir, stream)?.gen ?? 0;
+    const pair = openBoth(runDir, stream);
+    try {
+      text = readTail(pair.cur, pair.cur === null ? 0 : fstatSync(pair.cur).size, pair.prev, want).toString('utf8');
+    } finally {
+      closeBoth(pair);
+    }
+    if (!rotationInProgress(runDir, stream) && (readRotation(runDir, stream)?.gen ?? 0) === gen) break;
   }
+  return text;
+}
+
+const halfCaps = new Map<string, number>();
+
+/** The rotation size of a job's streams, from its manifest (remembered: it never changes). */
+function halfCapOf(runDir: string): number | null {
+  const known = halfCaps.get(runDir);
+  if (known !== undefined) return known;
+  const m = readManifest(runDir);
+  if (!m) return null;
+  if (halfCaps.size > 10_000) halfCaps.clear();
+  const half = halfCap(m.logCapBytes);
+  halfCaps.set(runDir, half);
+  return half;
+}
+
+/**
+ * Enforce the cap of both streams of a job (cheap: a stat each while they are small). Called by
+ * poll for running jobs and by fetch once at the end; `done` forgets the job's cached cap.
+ */
+export function capLogs(runDir: string, done = false): void {
+  for (const stream of ['stdout', 'stderr'] as const) {
+    let size: number;
+    try {
+      size = statSync(logPaths(runDir, stream).current).size;
+    } catch {
+      continue;
+    }
+    if (size < MIN_LOG_CAP_BYTES / 2) continue;
+    const half = halfCapOf(runDir);
+    if (half !== null) enforceLogCap(runDir, stream, half);
+  }
+  if (done) halfCaps.delete(runDir);
 }
 
 /** Total bytes of a stream currently kept on disk (both files). */
@@ -136,66 +169,111 @@ function jobFinished(runDir: string): boolean {
   return Date.now() - sentinel.at > 2000;
 }
 
+/** What a follower shows where the cap dropped output it had not read yet. */
+export function droppedNote(bytes: number | null): string {
+  return bytes === null ? '\n[tend: output dropped by the log cap]\n' : `\n[tend: ${bytes} bytes dropped by the log cap]\n`;
+}
+
 /**
  * Yield a stream's text as it is written, starting with its newest `tailBytes`, until the job is
- * over and everything it wrote has been read (or `signal` aborts). Follows the rotation: the old
- * file is read to its end before the new one is started.
+ * over and everything it wrote has been read (or `signal` aborts). A follower is a poller too: it
+ * keeps the cap (logcap.ts). Positions are stream offsets (bytes since the job began): after a
+ * rotation the follower reads the part of `.1` it had not seen (the rotation record says where
+ * `.1` lies in the stream), then `X.log` from its start; output the cap dropped before it was read
+ * is marked with `droppedNote`.
  */
 export async function* followLog(runDir: string, stream: Stream, opts: FollowOptions = {}): AsyncGenerator<string> {
   const intervalMs = opts.intervalMs ?? 200;
   const decoder = new TextDecoder('utf-8');
   const { current, previous } = logPaths(runDir, stream);
-  const pair = openPair(runDir, stream);
-  let fd = pair.cur;
-  let pos = fd === null ? 0 : fstatSync(fd).size;
-  const tail = readTail(fd, pos, pair.prev, Math.max(0, Math.floor(opts.tailBytes ?? CHUNK)));
-  if (pair.prev !== null) closeSync(pair.prev);
+  const half = halfCapOf(runDir);
+  const rotationNow = () => readRotation(runDir, stream);
 
+  // The starting point: a tail read while no rotation ran. `base` is the stream offset of
+  // X.log's first byte, `pos` how much of X.log has been read.
+  let gen = 0;
+  let base = 0;
+  let pos = 0;
+  let tail: Buffer = Buffer.alloc(0);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const rec = rotationNow();
+    gen = rec?.gen ?? 0;
+    base = rec?.end ?? 0;
+    const pair = openBoth(runDir, stream);
+    try {
+      pos = pair.cur === null ? 0 : fstatSync(pair.cur).size;
+      tail = readTail(pair.cur, pos, pair.prev, Math.max(0, Math.floor(opts.tailBytes ?? CHUNK)));
+    } finally {
+      closeBoth(pair);
+    }
+    if (!rotationInProgress(runDir, stream) && (rotationNow()?.gen ?? 0) === gen) break;
+  }
+  const decode = (buf: Buffer) => decoder.decode(buf, { stream: true });
+
+  /** After rotations: the unread part of `.1` ('' if none ran), or null to look again later. */
+  const catchUp = (): string | null => {
+    const rec = rotationNow();
+    if (!rec || rec.gen === gen) return '';
+    const prev = tryOpen(previous);
+    if (prev === null) return null;
+    try {
+      if (fstatSync(prev).ino !== rec.ino) return null; // a newer rotation is being recorded
+      const at = base + pos;
+      const from = Math.max(0, at - rec.dropped);
+      const note = at < rec.dropped ? droppedNote(rec.dropped - at) : '';
+      const text = note + decode(readRange(prev, from, Math.max(0, rec.kept - from)));
+      gen = rec.gen;
+      base = rec.end;
+      pos = 0;
+      return text;
+    } finally {
+      closeSync(prev);
+    }
+  };
+
+  let fd: number | null = null;
   try {
     if (tail.length > 0) {
-      const text = decoder.decode(tail, { stream: true });
+      const text = decode(tail);
       const shown = opts.tailFilter ? opts.tailFilter(text) : text;
       if (shown) yield shown;
     }
     for (;;) {
       if (opts.signal?.aborted) return;
       const finished = jobFinished(runDir);
-      if (fd === null) {
-        fd = tryOpen(current);
-        pos = 0;
-      }
-      // Drain the open file, then switch if it was rotated away.
-      while (fd !== null) {
-        for (;;) {
-          const buf = readRange(fd, pos, CHUNK);
+      if (half !== null) enforceLogCap(runDir, stream, half);
+      const caught = rotationInProgress(runDir, stream) ? null : catchUp();
+      if (caught) yield caught;
+      if (caught !== null) {
+        if (fd === null) fd = tryOpen(current);
+        if (fd !== null && inodeOf(current) !== null && inodeOf(current) !== fstatSync(fd).ino) {
+          closeSync(fd); // replaced (a wrapper of an older Tend renamed it away): read the new one
+          fd = tryOpen(current);
+          pos = 0;
+        }
+        // Read what is there; keep it only if no rotation began meanwhile (it may hold bytes of
+        // the next generation): discarded bytes are read again, from `.1` or X.log, next round.
+        const fresh: Buffer[] = [];
+        let got = 0;
+        while (fd !== null && got < 16 * CHUNK) {
+          const buf = readRange(fd, pos + got, CHUNK);
           if (buf.length === 0) break;
-          pos += buf.length;
-          const text = decoder.decode(buf, { stream: true });
+          fresh.push(buf);
+          got += buf.length;
+        }
+        if (got > 0 && !rotationInProgress(runDir, stream) && (rotationNow()?.gen ?? 0) === gen) {
+          pos += got;
+          const text = decode(Buffer.concat(fresh));
           if (text) yield text;
-          if (opts.signal?.aborted) return;
+          if (finished || got >= 16 * CHUNK) continue; // drain to the end before leaving
         }
-        let rotated = false;
-        try {
-          rotated = statSync(current).ino !== fstatSync(fd).ino;
-        } catch {
-          rotated = false; // between rename and re-creation: look again next round
+        if (finished && got === 0) {
+          const rest = decoder.decode();
+          if (rest) yield rest;
+          return;
         }
-        if (!rotated) break;
-        const readIno = fstatSync(fd).ino;
-        closeSync(fd);
-        pos = 0;
-        // Rotated twice since the last look: `.log.1` is a file not read yet; read it whole first.
-        // (Rotated three times or more: the output between is no longer on disk.)
-        fd = tryOpen(previous);
-        if (fd !== null && fstatSync(fd).ino !== readIno) continue;
-        if (fd !== null) closeSync(fd);
-        fd = tryOpen(current);
       }
-      if (finished) {
-        const rest = decoder.decode();
-        if (rest) yield rest;
-        return;
-      }
+      if (opts.signal?.aborted) return;
       try {
         await delay(intervalMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
       } catch {
@@ -204,5 +282,13 @@ export async function* followLog(runDir: string, stream: Stream, opts: FollowOpt
     }
   } finally {
     if (fd !== null) closeSync(fd);
+  }
+}
+
+function inodeOf(path: string): number | null {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return null;
   }
 }

@@ -4,7 +4,8 @@ import { readHeartbeat } from './jobdir.js';
 import { existsSync } from 'node:fs';
 import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
-import { isSameProcessAlive, startTicksToMs } from './proc.js';
+import { isSameProcessAlive, startTicksToMs, type ProcessTable } from './proc.js';
+import { capLogs } from './logs.js';
 import { jobPath, readCancelRecord, readManifest, readSentinel, type Sentinel } from './jobdir.js';
 import { completeHandle, sameBoot, type LocalHandle } from './handle.js';
 import { missingOutputs } from './outputs.js';
@@ -12,9 +13,9 @@ import { missingOutputs } from './outputs.js';
 export const VANISHED_REASON = 'process vanished without an exit code (killed with the machine?)';
 
 /** The routine or its wrapper (which still has to write the sentinel) is alive. */
-function anyAlive(h: LocalHandle): boolean {
+function anyAlive(h: LocalHandle, table?: ProcessTable): boolean {
   if (!sameBoot(h)) return false;
-  return isSameProcessAlive(h.pid, h.startTime) || isSameProcessAlive(h.wrapperPid, h.wrapperStartTime);
+  return isSameProcessAlive(h.pid, h.startTime, table) || isSameProcessAlive(h.wrapperPid, h.wrapperStartTime, table);
 }
 
 /** As recorded at submit (stable across calls), else derived from the start ticks. */
@@ -23,14 +24,19 @@ function startedAtOf(h: LocalHandle, manifest = readManifest(h.runDir)): number 
   return startTicksToMs(h.startTime);
 }
 
-export function pollLocalJob(handle: LocalHandle): PollState {
+/** `table`: one look at the process table for a whole poll (ps costs a process per look). */
+export function pollLocalJob(handle: LocalHandle, table?: ProcessTable): PollState {
   const runDir = handle.runDir;
   if (readSentinel(runDir)) return { state: 'done' };
   if (!existsSync(jobPath(runDir, 'manifest'))) {
     return { state: 'lost', reason: existsSync(runDir) ? `no manifest in job directory ${runDir}` : `job directory missing: ${runDir}` };
   }
   const h = completeHandle(handle);
-  if (anyAlive(h)) return { state: 'running', startedAt: startedAtOf(h), heartbeatAt: readHeartbeat(runDir) };
+  if (anyAlive(h, table)) {
+    // The poller keeps the log cap (nothing sits between the routine and its files).
+    capLogs(runDir);
+    return { state: 'running', startedAt: startedAtOf(h), heartbeatAt: readHeartbeat(runDir) };
+  }
   // Nothing alive. Either it ended just now (the wrapper renamed the sentinel, then exited,
   // between the two looks) or it vanished; a second look at the sentinel tells them apart.
   if (readSentinel(runDir)) return { state: 'done' };
@@ -54,6 +60,7 @@ export function fetchLocalJob(handle: LocalHandle): Outcome {
   const startedAt = startedAtOf(h, manifest);
   if (!sentinel) return { exitCode: null, signal: null, reason: VANISHED_REASON, startedAt, endedAt: null };
 
+  capLogs(runDir, true);
   const base = outcomeOf(sentinel);
   // The start comes from /proc start ticks and the boot time (10 ms steps each), the end from the
   // sentinel's mtime: for a job of a few milliseconds the start could read later than the end.

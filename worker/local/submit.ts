@@ -1,8 +1,7 @@
 // Launching a local job: check the pinned revision, claim and fill the job directory, start the
 // wrapper detached from this process, and wait (briefly) for it to record the routine's pid.
-import { accessSync, constants } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { TendError, errorMessage } from '../../main/engine/errors.js';
@@ -17,9 +16,9 @@ import {
   writeSentinelIfAbsent,
   type Manifest,
 } from './jobdir.js';
-import { wrapperScript } from './wrapper.js';
+import { jobShell, localWrapperScript } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
-import { DEFAULT_LOG_CAP_BYTES, halfCap } from './logs.js';
+import { DEFAULT_LOG_CAP_BYTES } from './logs.js';
 import { checkRevision } from './revision.js';
 import { inheritedEnv } from '../inherited-env.js';
 import type { LocalHandle } from './handle.js';
@@ -41,28 +40,6 @@ export function tendEnv(spec: JobSpec): Record<string, string> {
     TEND_ATTEMPT: String(spec.attempt),
     TEND_SCHEDULED_AT: new Date(spec.scheduledAt).toISOString(),
   };
-}
-
-let bashPath: string | null = null;
-
-/**
- * The bash that runs wrappers, found on this process's PATH (or the standard directories), not on
- * the job's: a routine's own PATH must not decide whether its wrapper starts.
- */
-export function findBash(): string | null {
-  if (bashPath) return bashPath;
-  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/local/bin', '/usr/bin', '/bin'];
-  for (const dir of dirs) {
-    if (!isAbsolute(dir)) continue;
-    try {
-      accessSync(join(dir, 'bash'), constants.X_OK);
-      bashPath = join(dir, 'bash');
-      return bashPath;
-    } catch {
-      // keep looking
-    }
-  }
-  return null;
 }
 
 /**
@@ -123,22 +100,26 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   const bootId = currentBootId();
   const manifest: Manifest = { ...baseManifest(spec, { tendVersion: ctx.tendVersion, cwd, logCapBytes, createdAt: Date.now(), bootId }), backend: 'local' };
   const script = jobPath(runDir, 'wrapper');
+  let shell: string[];
+  let text: string;
+  try {
+    shell = jobShell();
+    text = localWrapperScript(runDir, cwd);
+  } catch (err) {
+    const reason = errorMessage(err);
+    writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
+    throw new TendError('UNAVAILABLE', reason);
+  }
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
   // The two files are independent: written together (the launch waits for the slowest).
   await Promise.all([
-    writeFileAtomicAsync(script, wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), 0o700),
+    writeFileAtomicAsync(script, text, 0o700),
     writeFileAtomicAsync(jobPath(runDir, 'manifest'), manifestText(manifest)),
   ]);
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
   // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
-  const bash = findBash();
-  if (!bash) {
-    const reason = 'cannot start the job wrapper: bash not found';
-    writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
-    throw new TendError('UNAVAILABLE', reason);
-  }
-  const launch: WrapperLaunch = { file: bash, args: [script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
+  const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
   const onExit = () => {
     exited = true;

@@ -141,7 +141,7 @@ if [ "\${#argv[@]}" -eq 0 ]; then
   printf 'tend: no command given\\n' >&2
   exit ${EXIT_BAD_ARGV}
 fi
-bash "$dir/run.sh" "\${argv[@]}"
+/bin/sh "$dir/run.sh" "\${argv[@]}"
 code=
 read -r code < "$dir/exit_code" 2> /dev/null || code=
 case "$code" in

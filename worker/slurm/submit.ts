@@ -10,11 +10,11 @@ import { sbatchArgs } from '../../main/engine/domain/slurm.js';
 import { TendError } from '../../main/engine/errors.js';
 import { inheritedEnv } from '../inherited-env.js';
 import { baseManifest, jobPath } from '../local/jobdir.js';
-import { DEFAULT_LOG_CAP_BYTES, halfCap } from '../local/logs.js';
+import { DEFAULT_LOG_CAP_BYTES } from '../local/logs.js';
 import { currentBootId } from '../local/proc.js';
 import { checkRevision } from '../local/revision.js';
 import { tendEnv } from '../local/submit.js';
-import { wrapperScript } from '../local/wrapper.js';
+import { localWrapperScript } from '../local/tools.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
 import { handleFromRunDir, type SlurmHandle } from './handle.js';
 import { argvEnv, batchScript, readAnyManifest, slurmPath, writeSlurmManifest, writeSlurmRecord, type SlurmManifest, type SlurmRecord } from './jobdir.js';
@@ -105,7 +105,7 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
   const cluster = await ctx.cluster();
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const submittedAt = Date.now();
-  writeFileSync(jobPath(runDir, 'wrapper'), wrapperScript({ runDir, cwd, halfCapBytes: halfCap(logCapBytes) }), { mode: 0o700 });
+  writeFileSync(jobPath(runDir, 'wrapper'), localWrapperScript(runDir, cwd), { mode: 0o700 });
   writeFileSync(slurmPath(runDir, 'batchScript'), batchScript(runDir), { mode: 0o700 });
   // slurmd creates --output under the job's umask (the daemon's, often 022): made 0600 first, then appended to.
   closeSync(openSync(jobPath(runDir, 'wrapperLog'), 'a', 0o600));

@@ -1,0 +1,6 @@
+// The waiter (run.sh) is POSIX sh: the local backend's tests again with it run by dash.
+process.env['TEND_JOB_SHELL'] = 'dash';
+await import('./local-backend.test.js');
+await import('./local-backend-cancel.test.js');
+await import('./local-backend-logs.test.js');
+await import('./local-backend-survival.test.js');

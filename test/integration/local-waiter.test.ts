@@ -1,0 +1,110 @@
+// The waiter's economy and the poller-kept log cap: a job is two processes (waiter + routine),
+// its streams go straight to files, and whoever polls rotates them without losing order.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
+import { capLogs, droppedNote, followLog } from '../../worker/local/logs.js';
+import { readRotation } from '../../worker/local/logcap.js';
+import { procfsTable } from '../../worker/local/proc-linux.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
+import { waitFor } from '../helpers/wait.js';
+
+let data: ReturnType<typeof tempDir>;
+let backend: LocalBackend;
+
+beforeAll(() => {
+  data = tempDir();
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't' });
+});
+afterAll(async () => {
+  await stopAll(backend, data.path);
+  data.remove();
+});
+
+const lineNo = (l: string) => Number(l.slice(5));
+
+describe('the waiter', () => {
+  it('a job is two processes: the waiter and the routine, nothing between them and the logs', async () => {
+    const spec = makeSpec(data.path, { command: 'sleep', args: ['60'] });
+    const handle = await backend.submit(spec);
+    try {
+      const wrapperPid = handle['wrapperPid'] as number;
+      const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+      await waitFor(() => cmdline(handle['pid'] as number) === 'sleep', 10_000, 'the routine to exec');
+      const all = procfsTable().all();
+      const children = all.filter((p) => p.ppid === wrapperPid).map((p) => p.pid);
+      expect(children).toEqual([handle['pid']]);
+      expect(all.filter((p) => p.ppid === handle['pid'])).toEqual([]);
+      expect(all.filter((p) => p.sid === wrapperPid).map((p) => p.pid)).toEqual([wrapperPid]);
+      // The routine's stdout is the log file itself.
+      const { readlinkSync } = await import('node:fs');
+      expect(readlinkSync(`/proc/${handle['pid'] as number}/fd/1`)).toBe(join(spec.runDir, 'stdout.log'));
+      expect(readlinkSync(`/proc/${handle['pid'] as number}/fd/2`)).toBe(join(spec.runDir, 'stderr.log'));
+    } finally {
+      await backend.cancel(handle, 1000);
+    }
+  });
+});
+
+describe('without a setsid program (macOS)', () => {
+  it("perl's POSIX::setsid makes the routine the leader of its own session", async () => {
+    process.env['TEND_NO_SETSID_BINARY'] = '1';
+    try {
+      const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$"; exit 4'] });
+      const handle = await backend.submit(spec);
+      expect(readFileSync(join(spec.runDir, 'run.sh'), 'utf8')).toContain('POSIX::setsid');
+      expect(await settle(backend, handle)).toMatchObject({ exitCode: 4 });
+      expect(backend.tailLog(spec.runDir, 'stdout', 100)).toBe(`${handle['pid'] as number}\n`);
+      const missing = makeSpec(data.path, { command: '/nonexistent/program' });
+      expect(await settle(backend, await backend.submit(missing))).toMatchObject({ exitCode: 2 });
+      expect(backend.tailLog(missing.runDir, 'stderr', 200)).toContain('/nonexistent/program');
+    } finally {
+      delete process.env['TEND_NO_SETSID_BINARY'];
+    }
+  });
+});
+
+describe('the log cap, kept by pollers', () => {
+  it('rotating while the routine floods keeps the newest output whole and in order', async () => {
+    const cap = 16 * 1024;
+    const lines = 200_000;
+    const spec = makeSpec(data.path, { command: fixture('flood.sh'), args: [String(lines)], logCapBytes: cap });
+    const handle = await backend.submit(spec);
+    // A poller far more eager than the daemon's pass: a rotation on nearly every write.
+    await waitFor(async () => {
+      capLogs(spec.runDir);
+      const [s] = await backend.poll([handle]);
+      return s?.state === 'done';
+    }, 60_000, 'the flood to end', 1);
+    expect(await backend.fetch(handle)).toMatchObject({ exitCode: 0 });
+    expect(readRotation(spec.runDir, 'stdout')?.gen ?? 0).toBeGreaterThan(2);
+    const kept = backend.tailLog(spec.runDir, 'stdout', cap).split('\n').filter((l) => l !== '');
+    expect(kept.at(-1)).toBe('END');
+    const numbered = kept.slice(1, -1);
+    expect(numbered.at(-1)).toBe(`line ${String(lines).padStart(8, '0')}`);
+    for (let i = 1; i < numbered.length; i++) expect(lineNo(numbered[i] as string)).toBe(lineNo(numbered[i - 1] as string) + 1);
+    expect(readdirSync(spec.runDir).filter((n) => n.includes('tmp') || n.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('a follower that fell behind by more than the cap is told how many bytes it missed', async () => {
+    const release = join(data.path, 'behind.release');
+    const script = `seq -f 'line %08g' 1 200; while [ ! -e "$1" ]; do sleep 0.01; done; seq -f 'line %08g' 201 20200; echo END`;
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', script, 'sh', release], logCapBytes: 8192 });
+    const handle = await backend.submit(spec);
+    await waitFor(() => backend.tailLog(spec.runDir, 'stdout', 100).includes('line 00000200'), 10_000, 'the first 200 lines');
+    const follower = followLog(spec.runDir, 'stdout', { intervalMs: 10, tailBytes: 1 << 20 });
+    const first = await follower.next();
+    expect(first.value).toBe(Array.from({ length: 200 }, (_, k) => `line ${String(k + 1).padStart(8, '0')}\n`).join(''));
+    // While the follower is not looking, the rest is written and the cap drops most of it.
+    writeFileSync(release, '');
+    await settle(backend, handle);
+    let rest = '';
+    for (let r = await follower.next(); !r.done; r = await follower.next()) rest += r.value;
+    const written = 20_200 * 14 + 4;
+    const rec = readRotation(spec.runDir, 'stdout')!;
+    expect(rec.end + readFileSync(join(spec.runDir, 'stdout.log')).length).toBe(written);
+    expect(rest.startsWith(droppedNote(rec.dropped - 200 * 14))).toBe(true);
+    expect(rest.endsWith('line 00020200\nEND\n')).toBe(true);
+  });
+});
