@@ -78,6 +78,8 @@ describe('outcomes', () => {
     const spec = makeSpec(data.path, { command: fixture('exit0.sh') });
     const first = await backend.submit(spec);
     await settle(backend, first);
+    // The sentinel is written just before the waiter exits: its exit is reported a moment later.
+    await waitFor(() => exited.includes(spec.runId), 10_000, 'the waiter to exit');
     const again = await backend.submit(spec);
     expect(again).toMatchObject({ runDir: first['runDir'], pid: first['pid'], startTime: first['startTime'] });
     expect(exited.filter((id) => id === spec.runId)).toHaveLength(1);
