@@ -28,13 +28,8 @@ export function appAssets(root = resolve(dirname(fileURLToPath(import.meta.url))
   };
 }
 
-/**
- * The page to load: the built renderer; in development (not packaged) TEND_RENDERER_URL may point
- * at a vite dev server instead.
- */
-export function rendererPage(assets: AppAssets, packaged: boolean, env: NodeJS.ProcessEnv = process.env): TrustedPage {
-  const dev = env.TEND_RENDERER_URL;
-  if (!packaged && dev && /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?\/?/.test(dev)) return { kind: 'url', origin: new URL(dev).origin };
+/** The page to load: the built renderer (for UI work with a dev server, use browser mode). */
+export function rendererPage(assets: AppAssets): TrustedPage {
   return { kind: 'file', indexFile: assets.rendererIndex };
 }
 

@@ -41,8 +41,11 @@ export function ipcTable(d: IpcTableDeps): IpcTable {
   return table;
 }
 
-/** The page the app loads: the built renderer file, or a dev server (development only). */
-export type TrustedPage = { kind: 'file'; indexFile: string } | { kind: 'url'; origin: string };
+/**
+ * The page the app loads: the built renderer file, only. (A dev-server URL is not offered: the
+ * page's CSP — script-src 'self', no inline scripts — refuses what a dev server injects.)
+ */
+export type TrustedPage = { kind: 'file'; indexFile: string };
 
 /** A sender is trusted when it is the app's own page, whatever its hash (the router lives there). */
 export function isTrustedUrl(url: string | undefined | null, page: TrustedPage): boolean {
@@ -53,7 +56,6 @@ export function isTrustedUrl(url: string | undefined | null, page: TrustedPage):
   } catch {
     return false;
   }
-  if (page.kind === 'url') return u.origin === new URL(page.origin).origin && u.origin !== 'null';
   const expected = pathToFileURL(page.indexFile);
   return u.protocol === 'file:' && u.host === expected.host && decodeURIComponent(u.pathname) === decodeURIComponent(expected.pathname);
 }

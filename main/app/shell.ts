@@ -11,6 +11,7 @@ import { startHost, type Host } from './host.js';
 import { ipcTable, REFUSED_SENDER } from './ipc.js';
 import { Notifier } from './notifier.js';
 import type { NotifyPolicyOptions } from './notify-policy.js';
+import { profileDir } from './profile.js';
 import { readSettings, writeSettings } from './settings.js';
 import { TrayController } from './tray.js';
 import { lockDown, MainWindow } from './window.js';
@@ -42,6 +43,9 @@ const consoleLog = (line: string) => console.log(`tend: ${line}`);
 export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   const env = o.env ?? process.env;
   const log = o.log ?? consoleLog;
+  const dir = o.dataDir ?? defaultDataDir(env);
+  // Before anything reads it (the single-instance lock lives there) and before `ready`.
+  app.setPath('userData', profileDir(app.getPath('appData'), dir));
   if (!app.requestSingleInstanceLock()) {
     app.quit();
     return null;
@@ -49,8 +53,8 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   const argv = o.argv ?? process.argv;
   const hidden = startHidden(argv, process.platform, app);
   const assets = o.assets ?? appAssets();
-  const page = rendererPage(assets, app.isPackaged, env);
-  const dir = o.dataDir ?? defaultDataDir(env);
+  const page = rendererPage(assets);
+  if (env.TEND_RENDERER_URL) log('TEND_RENDERER_URL is not supported (the CSP allows only the built page): loading the built renderer; for UI work use browser mode');
   const window = new MainWindow(assets, page);
   // Until `ready` the window cannot exist; a second launch meanwhile is remembered.
   let ready = false;

@@ -1,20 +1,21 @@
 // The one window: created on demand, hidden (not closed) when a person closes it, locked down:
 // context isolation, sandbox, no Node, a strict CSP, no navigation away from the app's page, no
-// new windows, no webviews, no permissions.
+// new windows, no webviews, no permission but writing to the clipboard (permissions.ts).
 import { app, BrowserWindow, session, type IpcMainInvokeEvent } from './electron.js';
 import type { AppAssets } from './assets.js';
 import { isTrustedUrl, senderAllowed, type TrustedPage } from './ipc.js';
 import { pushChannel, type PushEvent } from './ipc-channels.js';
 import { TODAY_TARGET } from './notify-policy.js';
+import { permissionAllowed } from './permissions.js';
 import { secureWebPreferences, withCsp } from './security.js';
 
 /** Process-wide guards, installed once after `ready`, for every web contents there will be. */
 export function lockDown(page: TrustedPage): void {
   const s = session.defaultSession;
-  s.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
-  s.setPermissionCheckHandler(() => false);
+  s.setPermissionRequestHandler((_wc, permission, callback, details) => callback(permissionAllowed(permission, details.requestingUrl, details.isMainFrame, page)));
+  s.setPermissionCheckHandler((wc, permission, _origin, details) => permissionAllowed(permission, details.requestingUrl ?? wc?.getURL(), details.isMainFrame, page));
   // The page also carries the policy in a <meta> tag; the header covers what the tag cannot.
-  if (page.kind === 'file') s.webRequest.onHeadersReceived((details, callback) => callback({ responseHeaders: withCsp(details.responseHeaders) }));
+  s.webRequest.onHeadersReceived((details, callback) => callback({ responseHeaders: withCsp(details.responseHeaders) }));
   app.on('web-contents-created', (_e, contents) => {
     contents.on('will-attach-webview', (e) => e.preventDefault());
     contents.setWindowOpenHandler(() => ({ action: 'deny' }));
@@ -106,8 +107,7 @@ export class MainWindow {
       w.focus();
     });
     const hash = target.replace(/^#/, '');
-    if (this.page.kind === 'file') void w.loadFile(this.page.indexFile, { hash }).catch(() => undefined);
-    else void w.loadURL(`${this.page.origin}/#${hash}`).catch(() => undefined);
+    void w.loadFile(this.page.indexFile, { hash }).catch(() => undefined);
   }
 
   private navigate(w: BrowserWindow, target: string): void {

@@ -40,6 +40,9 @@ export const state = {
   quitCalls: 0,
   exitCodes: [] as number[],
   userData: '/nonexistent',
+  appData: '/nonexistent',
+  /** Calls in order, for what must happen before what (e.g. userData before the lock). */
+  calls: [] as string[],
   packaged: false,
   login: { openAtLogin: false, wasOpenedAtLogin: false },
   loginSets: [] as unknown[],
@@ -56,9 +59,11 @@ class FakeApp extends Emitter {
     return state.packaged;
   }
   requestSingleInstanceLock() {
+    state.calls.push('requestSingleInstanceLock');
     return state.lock;
   }
   whenReady() {
+    state.calls.push('whenReady');
     return Promise.resolve();
   }
   quit() {
@@ -71,8 +76,14 @@ class FakeApp extends Emitter {
     state.exitCodes.push(code);
   }
   getPath(name: string) {
+    if (name === 'appData') return state.appData;
     if (name !== 'userData') throw new Error(`fake app.getPath(${name})`);
     return state.userData;
+  }
+  setPath(name: string, path: string) {
+    if (name !== 'userData') throw new Error(`fake app.setPath(${name})`);
+    state.calls.push(`setPath userData ${path}`);
+    state.userData = path;
   }
   getAppPath() {
     return '/fake/app';
@@ -239,6 +250,8 @@ export function reset(userData: string): void {
     quitCalls: 0,
     exitCodes: [],
     userData,
+    appData: userData,
+    calls: [],
     packaged: false,
     login: { openAtLogin: false, wasOpenedAtLogin: false },
     loginSets: [],

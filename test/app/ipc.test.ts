@@ -82,13 +82,6 @@ describe('the IPC sender check', () => {
     expect(isTrustedUrl('not a url', page)).toBe(false);
   });
 
-  it('in development trusts the dev server origin only', () => {
-    const dev: TrustedPage = { kind: 'url', origin: 'http://localhost:5173' };
-    expect(isTrustedUrl('http://localhost:5173/#/today', dev)).toBe(true);
-    expect(isTrustedUrl('http://localhost:5174/', dev)).toBe(false);
-    expect(isTrustedUrl('http://evil.localhost:5173/', dev)).toBe(false);
-  });
-
   it("needs the app's own window and its top frame", () => {
     const url = `file://${index}#/today`;
     expect(senderAllowed({ url, topFrame: true, ownWindow: true }, page)).toBe(true);

@@ -131,14 +131,29 @@ describe('the desktop app under a stand-in Electron', () => {
     wc.emit('will-attach-webview', webview);
     expect(webview.defaultPrevented).toBe(true);
 
+    // Only writing to the clipboard ("Copy the command"), only for the app's own page, top frame.
     const granted: boolean[] = [];
-    fake.state.permissionHandler!(wc, 'notifications', (g: boolean) => granted.push(g));
-    expect(granted).toEqual([false]);
-    expect(fake.state.permissionCheck!(wc, 'clipboard-read')).toBe(false);
+    const own = { requestingUrl: PAGE.replace('#/today', '#/health'), isMainFrame: true };
+    fake.state.permissionHandler!(wc, 'notifications', (g: boolean) => granted.push(g), own);
+    fake.state.permissionHandler!(wc, 'clipboard-sanitized-write', (g: boolean) => granted.push(g), own);
+    fake.state.permissionHandler!(wc, 'clipboard-sanitized-write', (g: boolean) => granted.push(g), { requestingUrl: 'https://example.com/', isMainFrame: true });
+    fake.state.permissionHandler!(wc, 'clipboard-sanitized-write', (g: boolean) => granted.push(g), { ...own, isMainFrame: false });
+    expect(granted).toEqual([false, true, false, false]);
+    expect(fake.state.permissionCheck!(wc, 'clipboard-read', 'file:///', own)).toBe(false);
+    expect(fake.state.permissionCheck!(wc, 'clipboard-sanitized-write', 'file:///', own)).toBe(true);
+    expect(fake.state.permissionCheck!(wc, 'clipboard-sanitized-write', 'file:///', { requestingUrl: 'file:///tmp/evil.html', isMainFrame: true })).toBe(false);
 
     let headers: Record<string, string[]> = {};
     fake.state.headersHandler!({ responseHeaders: { 'content-security-policy': ["default-src *"], 'x-other': 'kept' } }, (r: { responseHeaders: Record<string, string[]> }) => (headers = r.responseHeaders));
     expect(headers).toEqual({ 'x-other': ['kept'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] });
+  });
+
+  it("puts Chromium's profile in its own folder, not the data dir, before the single-instance lock and `ready`", async () => {
+    const { dataDir } = await boot();
+    const profile = join(fake.state.appData, 'tend-desktop');
+    expect(fake.state.userData).toBe(profile);
+    expect(fake.state.calls.slice(0, 3)).toEqual([`setPath userData ${profile}`, 'requestSingleInstanceLock', 'whenReady']);
+    expect(profile.startsWith(dataDir)).toBe(false);
   });
 
   it('starts hidden with --hidden: no window until asked for', async () => {
