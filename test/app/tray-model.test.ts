@@ -13,6 +13,7 @@ function routine(path: string, today: RoutineSummary['today'], extra: Partial<Ro
     observeOnly: false,
     trigger: 'scheduled',
     nextRun: null,
+    retry: null,
     today,
     lastRun: null,
     dependencies: [],

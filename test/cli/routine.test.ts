@@ -155,8 +155,12 @@ describe('routine list / show', () => {
     for (const t of d.nextRuns) expect(t).toMatch(/T07:30:00\.000Z$/);
     expect(show('me@box:dl').dependents).toEqual(['me@box:parse']);
     const human = cli.ok<string>('routine', 'show', 'me@box:parse');
-    expect(human).toMatch(/command: \.\/parse\.sh --fast/);
+    expect(human).toMatch(/command: +\.\/parse\.sh --fast/);
     expect(human).toMatch(/after: +me@box:dl/);
+    // What the definition says about time and policy, not only its command.
+    expect(human).toMatch(/group: +parse/);
+    expect(human).toMatch(/timing: +runtimes 07:30 \(UTC\)/);
+    expect(human).toMatch(/policies: +retry none, misfire once, overlap skip, tolerance 5m, timeout 20m, log cap 64MiB/);
   });
 
   it('show of an unknown routine fails (exit 1) naming it', () => {

@@ -32,9 +32,9 @@ export interface CliResult {
 }
 
 /** `tend ARGS…` synchronously (commands that return on their own: ensure, stop, status, doctor…). */
-export function tend(dataDir: string, args: string[], env: Record<string, string> = {}): CliResult {
+export function tend(dataDir: string, args: string[], env: Record<string, string> = {}, cwd = REPO): CliResult {
   assertBuilt();
-  const r = spawnSync(process.execPath, [TEND, ...args], { cwd: REPO, env: childEnv(dataDir, env), encoding: 'utf8', timeout: CLI_TIMEOUT_MS });
+  const r = spawnSync(process.execPath, [TEND, ...args], { cwd, env: childEnv(dataDir, env), encoding: 'utf8', timeout: CLI_TIMEOUT_MS });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

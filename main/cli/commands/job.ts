@@ -37,7 +37,7 @@ export function register(program: Command): void {
     .option('--after <id>', 'job that must complete first; repeatable', collect)
     .option('--computer <user@HOST>', 'run only on this computer')
     .option('--name <name>', 'display name')
-    .option('--cwd <dir>', 'working directory')
+    .option('--cwd <dir>', 'working directory (default: the current one)')
     .option('--json', 'machine-readable output')
     .action(
       action(async (command: string[], o: BackendFlags & { after?: string[]; computer?: string; name?: string; cwd?: string; json?: boolean }) => {
@@ -52,7 +52,12 @@ export function register(program: Command): void {
         if (o.computer) input.computer = o.computer;
         // The default name is the command line: never with its secrets in clear.
         input.name = o.name ?? [command[0], ...maskArgs(command.slice(1))].join(' ').slice(0, 80);
-        if (o.cwd) input.cwd = o.cwd;
+        // Like a shell: relative to where tend runs, and without --cwd a job runs right here
+        // (unless it is meant for another computer, whose directories are its own).
+        const { resolve } = await import('node:path');
+        const { localComputer } = await import('../../engine/domain/schema.js');
+        if (o.cwd) input.cwd = resolve(o.cwd);
+        else if (!o.computer || o.computer === localComputer()) input.cwd = process.cwd();
         applyBackendFlags(o, input);
         const j = await withStore((s) => asFlags(JOB_FLAGS, () => postJob(s, input, Date.now())));
         const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');

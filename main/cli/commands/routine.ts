@@ -46,7 +46,7 @@ function definitionFlags(cmd: Command): Command {
     .option('--schedule <name>', 'schedule this routine belongs to')
     .option('--computer <user@HOST>', 'computer that runs it')
     .option('--external', 'started by nobody: it reports over the API')
-    .option('--cwd <dir>', 'working directory')
+    .option('--cwd <dir>', 'working directory (default for add: the current one)')
     .option('--env <K=V>', 'environment variable; repeatable (edit: replaces the whole environment)', collect)
     .option('--retry <policy>', '"none" or EVERY/FOR, e.g. 60s/1h')
     .option('--misfire <policy>', 'after downtime or sleep: skip | once | all')
@@ -80,7 +80,8 @@ async function toInput(id: string, o: RoutineFlags, command: string[], partial: 
   set('schedule', o.schedule);
   set('computer', o.computer);
   if (o.external) input.external = true;
-  set('cwd', o.cwd);
+  const cwd = await placeCwd(input.id as string, o, partial);
+  if (cwd !== undefined) input.cwd = cwd;
   if (o.env) {
     const env: Record<string, string> = {};
     for (const kv of o.env) {
@@ -115,6 +116,23 @@ async function toInput(id: string, o: RoutineFlags, command: string[], partial: 
     usage('command', 'give the command after --, e.g. tend routine add ID --every 5m -- ./backup.sh');
   }
   return input;
+}
+
+/**
+ * The working directory, as a shell user expects: `--cwd` relative to where tend runs, and without
+ * `--cwd` a new routine of this host runs where `routine add` ran (so `-- ./download.sh` is the
+ * download.sh beside you). Another host's directory must be given, and absolute.
+ */
+async function placeCwd(id: string, o: RoutineFlags, partial: boolean): Promise<string | undefined> {
+  const [{ isAbsolute, resolve }, { localComputer }] = await Promise.all([import('node:path'), import('../../engine/domain/schema.js')]);
+  const computer = o.computer ?? id.slice(0, id.indexOf(':'));
+  if (o.cwd !== undefined) {
+    if (isAbsolute(o.cwd)) return o.cwd;
+    if (!partial && computer !== localComputer()) usage('--cwd', `a relative directory is one of this host; give ${computer}'s directory as an absolute path`);
+    return resolve(o.cwd);
+  }
+  if (partial || o.external || computer !== localComputer()) return undefined;
+  return process.cwd();
 }
 
 /** The flag that sets each input field, so that a refusal names what the user typed. */
@@ -173,11 +191,12 @@ export function register(program: Command): void {
       action(async (o: { json?: boolean }) => {
         const { listRoutines } = await import('../../engine/ops/views.js');
         const rows = await withStore((s) => listRoutines(s, Date.now()));
-        const out = rows.map((r) => ({ id: r.id, name: r.name, schedule: r.schedule, kind: r.kind, trigger: r.trigger, nextRun: r.nextRun, today: r.today, computer: r.computer, external: r.external }));
+        const { nextText } = await import('../routine-text.js');
+        const out = rows.map((r) => ({ id: r.id, name: r.name, schedule: r.schedule, kind: r.kind, trigger: r.trigger, nextRun: r.nextRun, retry: r.retry, today: r.today, computer: r.computer, external: r.external }));
         print(o.json, out, () =>
           rows.length === 0
             ? 'no routines (add one with: tend routine add ID --every 1h -- CMD)'
-            : table([['ID', 'KIND', 'SCHEDULE', 'TRIGGER', 'NEXT RUN', 'TODAY'], ...out.map((r) => [r.id, r.kind, r.schedule, r.trigger ?? '-', r.nextRun ?? '-', r.today ?? '-'])]),
+            : table([['ID', 'KIND', 'SCHEDULE', 'TRIGGER', 'NEXT RUN', 'TODAY'], ...out.map((r) => [r.id, r.kind, r.schedule, r.trigger ?? '-', nextText(r), r.today ?? '-'])]),
         );
       }),
     );
@@ -190,18 +209,8 @@ export function register(program: Command): void {
       action(async (id: string, o: { json?: boolean }) => {
         const { showRoutine } = await import('../../engine/ops/views.js');
         const d = await withStore(async (s) => showRoutine(s, await resolveId(id), Date.now()));
-        print(o.json, d, () =>
-          [
-            `${d.id}  (${d.kind}${d.external ? ', external' : ''}, schedule ${d.schedule}${d.observeOnly ? ', observe-only' : ''})`,
-            `command: ${[d.definition.command, ...d.definition.args].join(' ')}`,
-            `trigger: ${d.trigger ?? '-'}   next: ${d.nextRuns.join(', ') || '-'}`,
-            `today:   ${d.today ?? '-'}`,
-            d.dependencies.length ? `after:   ${d.dependencies.join(', ')}` : '',
-            d.history.length ? `recent runs:\n${table(d.history.slice(0, 10).map((r) => [r.id, r.status, r.scheduledAt, r.reason ?? '']))}` : '',
-          ]
-            .filter(Boolean)
-            .join('\n'),
-        );
+        const { showText } = await import('../routine-text.js');
+        print(o.json, d, () => showText(d));
       }),
     );
 

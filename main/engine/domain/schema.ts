@@ -1,6 +1,7 @@
 // One schema per shape, shared by every boundary (CLI, HTTP, IPC, YAML files). Inputs are
 // validated here and normalised into RoutineDef; nothing else parses user input.
 import os from 'node:os';
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { invalid, type Issue } from '../errors.js';
 import { DurationError, formatDuration as fmt, parseDuration } from '../timing/duration.js';
@@ -10,6 +11,8 @@ import { SlurmOptionsSchema } from './slurm.js';
 import type { RoutineDef, Timing } from './types.js';
 
 export const ROUTINE_ID = /^[^@\s:]+@[^@\s:]+:\S.*$/;
+/** A full id, or a short one (`reports/parse`) that is completed with a computer when saved. */
+const ROUTINE_REF = /^(?:[^@\s:]+@[^@\s:]+:\S.*|[^@\s:][^@\s]*)$/;
 const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 const SCHEDULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -55,7 +58,7 @@ const listField = z
 
 /** The fields, without cross-field rules (also the source of the published JSON Schema). */
 export const RoutineFields = z.strictObject({
-    id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code').describe('Identity, unique: user@COMPUTER:path/to/code.'),
+    id: z.string().regex(ROUTINE_REF, 'must look like user@COMPUTER:path/to/code (or a short path/to/code)').describe('Identity, unique: user@COMPUTER:path/to/code. A short id (path/to/code) is completed with the file’s `computer`, else this host’s user@HOST.'),
     name: z.string().trim().min(1).max(200).optional().describe('Group shown on the SCHED page (routines with the same name roll up). Default: the path part of the id.'),
     schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').optional().describe('Schedule this routine belongs to; in a schedule file it must match the file’s schedule.'),
     computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional().describe('Computer that runs it (user@HOST). Default: the one in the id.'),
@@ -63,7 +66,7 @@ export const RoutineFields = z.strictObject({
     external: z.boolean().optional().describe('Started by nobody: it reports over the API. Needs no command.'),
     command: z.string().min(1, 'must not be empty').max(4096).optional().describe('Program to run (required unless external).'),
     args: z.array(z.string().max(65536)).max(1000).optional().describe('Arguments. Secret-looking values (--password=…, --api-key …) are masked in every output.'),
-    cwd: z.string().min(1).max(4096).optional().describe('Working directory.'),
+    cwd: z.string().min(1).max(4096).refine(isAbsolute, 'must be an absolute path').optional().describe('Working directory. In a schedule file a relative path is relative to the file’s directory, and without one a routine of this host runs in the file’s directory.'),
     env: z.record(z.string().regex(ENV_NAME, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional().describe('Environment variables. Secret-named ones (TOKEN, API_KEY, …) are masked in every output.'),
     runtimes: listField.optional().describe('Timing: daily start times HH:MM in tz, a list or "07:00,19:30".'),
     cron: z.string().optional().describe('Timing: five-field cron expression (minute hour day-of-month month day-of-week) in tz.'),
@@ -71,7 +74,7 @@ export const RoutineFields = z.strictObject({
     at: z.string().optional().describe('Timing: once, at an ISO 8601 time (without an offset: in tz).'),
     in: durationField.optional().describe('Timing: once, this long after the definition is saved.'),
     tz: z.string().refine(isValidTimeZone, { error: (iss) => `unknown IANA time zone ${JSON.stringify(iss.input)} (e.g. Europe/Berlin, UTC)` }).optional().describe('IANA time zone of the timing. Default: this machine’s.'),
-    after: listField.optional().describe('Dependencies: ids of routines of the same schedule that must complete first.'),
+    after: listField.optional().describe('Dependencies: ids (full or short) of routines of the same schedule that must complete first.'),
     retry: z.union([z.literal('none'), z.strictObject({ every: durationField, for: durationField })]).optional().describe('Retry a failed run every EVERY for up to FOR, or "none". Default: none, one-shots (at/in) 60s for 1h.'),
     misfire: z.enum(['skip', 'once', 'all']).optional().describe('Runs missed during downtime or sleep: skip them, run once (default) or run all.'),
     overlap: z.enum(['skip', 'queue-one', 'allow']).optional().describe('When the previous run is still going: skip (default), queue-one or allow.'),
@@ -134,6 +137,7 @@ type ParsedRoutine = z.output<typeof RoutineInputSchema>;
 
 export const ScheduleFileSchema = z.strictObject({
   schedule: z.string().regex(SCHEDULE_NAME, 'letters, digits, . _ - (at most 64)').describe('Schedule name. The file is the whole schedule: its routines missing from the file are removed on import.'),
+  computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional().describe('Completes the short ids of this file (`etl/download` → `user@COMPUTER:etl/download`). Default: this host’s user@HOST.'),
   mode: z.enum(['active', 'observe']).optional().describe('active: commands are sent; observe: status is tracked, nothing is started. Omitted: unchanged (new schedules are active).'),
   max_parallel: z.number().int().positive().max(10_000).optional().describe('At most this many runs of the schedule at once.'),
   routines: z.array(z.unknown()).max(100_000).describe('The routines of this schedule.'),
@@ -149,7 +153,7 @@ export function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): 
 
 export interface NormalizeContext {
   now: number;
-  /** Prefix for short ids and the default computer: `user@host`. */
+  /** What completes short ids (`reports/parse` → `user@host:reports/parse`); default: this host. */
   localComputer?: string;
 }
 
@@ -175,7 +179,9 @@ export function parseRoutine(input: unknown, ctx: NormalizeContext, pathPrefix: 
   return normalize(parsed.data, ctx);
 }
 
-function normalize(r: ParsedRoutine, ctx: NormalizeContext): RoutineDef {
+function normalize(parsed: ParsedRoutine, ctx: NormalizeContext): RoutineDef {
+  const complete = (id: string) => expandRoutineId(id, ctx.localComputer ?? localComputer());
+  const r = { ...parsed, id: complete(parsed.id), after: parsed.after?.map(complete) };
   const tz = r.tz ?? machineTimeZone();
   const computer = r.computer ?? r.id.slice(0, r.id.indexOf(':'));
   const path = r.id.slice(r.id.indexOf(':') + 1);

@@ -1,5 +1,6 @@
 // One-off batch jobs: post (validated, dependencies checked for existence and cycles), cancel.
 import { z } from 'zod';
+import { isAbsolute } from 'node:path';
 import { localComputer, zodIssues } from '../domain/schema.js';
 import { SlurmOptionsSchema } from '../domain/slurm.js';
 import type { JobRow } from '../domain/types.js';
@@ -12,7 +13,7 @@ export const JobInputSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   command: z.string().min(1, 'must not be empty').max(4096),
   args: z.array(z.string().max(65536)).max(1000).optional(),
-  cwd: z.string().min(1).max(4096).optional(),
+  cwd: z.string().min(1).max(4096).refine(isAbsolute, 'must be an absolute path').optional(),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string().max(65536)).optional(),
   computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
   after: z.array(z.number().int().positive()).max(10_000).optional(),

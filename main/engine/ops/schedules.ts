@@ -1,9 +1,10 @@
 // Schedules as YAML files a person keeps in git. Import validates the whole file first and
 // changes nothing if any routine is invalid, reporting every error with its path. A file is the
 // whole schedule: routines of that schedule missing from the file are removed.
+import { isAbsolute, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { z } from 'zod';
-import { parseRoutine, RoutineFields, ScheduleFileSchema, toInput, zodIssues } from '../domain/schema.js';
+import { expandRoutineId, localComputer, parseRoutine, ROUTINE_ID, RoutineFields, ScheduleFileSchema, toInput, zodIssues } from '../domain/schema.js';
 import type { RoutineDef, ScheduleMode } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -49,12 +50,33 @@ function restoreMasked(def: RoutineDef, stored: RoutineDef | null): RoutineDef {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+export interface FileContext {
+  /** The file's directory: relative `cwd`s are resolved against it, and it is the `cwd` of this host's routines that give none. */
+  baseDir?: string;
+}
+
+/**
+ * Paths in a file mean what they mean next to the file: a relative `cwd` is resolved against the
+ * file's directory, and a routine of this host without one runs there (so `command: ./x.sh` is
+ * the x.sh beside the file). A routine of another host keeps what it says: that host's paths.
+ */
+function placeCwd(r: Record<string, unknown>, fileComputer: string, here: string, baseDir: string | undefined): Record<string, unknown> {
+  if (baseDir === undefined) return r;
+  const id = typeof r.id === 'string' ? r.id : '';
+  const computer = typeof r.computer === 'string' ? r.computer : ROUTINE_ID.test(id) ? id.slice(0, id.indexOf(':')) : fileComputer;
+  if (computer !== here) return r;
+  if (typeof r.cwd === 'string' && r.cwd !== '' && !isAbsolute(r.cwd)) return { ...r, cwd: resolve(baseDir, r.cwd) };
+  if (r.cwd === undefined && r.external !== true) return { ...r, cwd: resolve(baseDir) };
+  return r;
+}
+
 /**
  * Parse and validate every document of a schedule file. Throws INVALID listing every issue with
  * its path: a bad header does not hide bad routines, and a bad routine does not hide the
  * dependency problems of the others.
  */
-export function parseScheduleFile(text: string, store: Store, now: number): ParsedSchedule[] {
+export function parseScheduleFile(text: string, store: Store, now: number, fileCtx: FileContext = {}): ParsedSchedule[] {
+  const here = localComputer();
   const issues: Issue[] = [];
   const docs = parseAllDocuments(text, { prettyErrors: true });
   const docList = Array.isArray(docs) ? docs : [docs];
@@ -74,6 +96,8 @@ export function parseScheduleFile(text: string, store: Store, now: number): Pars
     // A bad header still lets the routines be checked, under its name when that name is valid.
     const name = file.success ? file.data.schedule : ScheduleFileSchema.shape.schedule.safeParse(raw.schedule).success ? (raw.schedule as string) : null;
     const routines = Array.isArray(raw.routines) ? (raw.routines as unknown[]) : [];
+    const fileComputer = file.success && file.data.computer ? file.data.computer : typeof raw.computer === 'string' ? raw.computer : here;
+    const complete = (id: string) => expandRoutineId(id, fileComputer);
     const defs: RoutineDef[] = [];
     const paths: string[] = [];
     const seen = new Map<string, string>();
@@ -83,13 +107,14 @@ export function parseScheduleFile(text: string, store: Store, now: number): Pars
         const given = r.schedule;
         if (given !== undefined && name !== null && given !== name) {
           issues.push({ path: `${at}.schedule`, message: `routine says schedule ${String(given)}, but the file is schedule ${name}` });
-          if (typeof r.id === 'string') failedIds.set(r.id, name);
+          if (typeof r.id === 'string') failedIds.set(complete(r.id), name);
           return;
         }
         if (name !== null) r = { ...r, schedule: name };
+        r = placeCwd(r as Record<string, unknown>, fileComputer, here, fileCtx.baseDir);
       }
       try {
-        const parsed = parseRoutine(r, { now }, at.split('.'));
+        const parsed = parseRoutine(r, { now, localComputer: fileComputer }, at.split('.'));
         const def = restoreMasked(parsed, store.routines.get(parsed.id));
         const first = seen.get(def.id);
         if (first !== undefined) {
@@ -102,7 +127,7 @@ export function parseScheduleFile(text: string, store: Store, now: number): Pars
       } catch (err) {
         if (!(err instanceof TendError)) throw err;
         issues.push(...err.issues);
-        if (isRecord(r) && typeof r.id === 'string' && name !== null) failedIds.set(r.id, name);
+        if (isRecord(r) && typeof r.id === 'string' && name !== null) failedIds.set(complete(r.id), name);
       }
     });
     if (file.success) out.push({ name: file.data.schedule, mode: file.data.mode, maxParallel: file.data.max_parallel, defs, paths });
@@ -134,8 +159,8 @@ export function parseScheduleFile(text: string, store: Store, now: number): Pars
   return out;
 }
 
-export function importSchedule(store: Store, text: string, now: number): ImportResult[] {
-  const parsed = parseScheduleFile(text, store, now);
+export function importSchedule(store: Store, text: string, now: number, fileCtx: FileContext = {}): ImportResult[] {
+  const parsed = parseScheduleFile(text, store, now, fileCtx);
   return store.tx(() => parsed.map((p) => apply(store, p, now)));
 }
 

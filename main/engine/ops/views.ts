@@ -20,6 +20,8 @@ export interface RoutineSummary {
   /** Status of today's latest run (batch: today's cycle in the routine's tz; realtime: latest instance). */
   today: RunRow['status'] | null;
   lastRun: RunSummary | null;
+  /** A failed run's next attempt, when one is queued: its time and its number of at most `maxAttempts`. */
+  retry: { at: string; attempt: number; maxAttempts: number } | null;
   dependencies: string[];
 }
 
@@ -102,8 +104,17 @@ function summarize(def: RoutineDef, t: TriggerRow | null, observeOnly: boolean, 
     nextRun: t && t.state === 'scheduled' ? iso(t.nextRunAt) : null,
     today: today?.status ?? null,
     lastRun: last ? runSummary(last) : null,
+    retry: queuedRetry(def, last),
     dependencies: def.dependencies,
   };
+}
+
+/** A retry is the newest run: PENDING, not before its time, a later attempt of the same instance. */
+function queuedRetry(def: RoutineDef, last: RunRow | null): RoutineSummary['retry'] {
+  if (!last || last.status !== 'PENDING' || last.attempt < 2 || last.notBefore === null) return null;
+  // Attempts fit in the window after the first one: at most one per delay.
+  const maxAttempts = def.retry.delayMs > 0 ? 1 + Math.floor(def.retry.windowMs / def.retry.delayMs) : last.attempt;
+  return { at: new Date(last.notBefore).toISOString(), attempt: last.attempt, maxAttempts: Math.max(maxAttempts, last.attempt) };
 }
 
 export interface RoutineDetail extends RoutineSummary {

@@ -103,7 +103,7 @@ export function indexOf(list: { id: string }[]): Map<string, number> {
 
 /** The summary part of a detail (what the list holds). */
 export function summaryOf(d: RoutineDetail): RoutineSummary {
-  return { id: d.id, name: d.name, schedule: d.schedule, computer: d.computer, kind: d.kind, external: d.external, observeOnly: d.observeOnly, trigger: d.trigger, nextRun: d.nextRun, today: d.today, lastRun: d.lastRun, dependencies: d.dependencies };
+  return { id: d.id, name: d.name, schedule: d.schedule, computer: d.computer, kind: d.kind, external: d.external, observeOnly: d.observeOnly, trigger: d.trigger, nextRun: d.nextRun, retry: d.retry, today: d.today, lastRun: d.lastRun, dependencies: d.dependencies };
 }
 
 export function createTendStore(client: Client, o: StoreOptions = {}): TendStore {

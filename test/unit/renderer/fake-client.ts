@@ -57,7 +57,7 @@ export function event(type: string, o: Partial<EngineEvent> = {}): EngineEvent {
 
 export function summary(id: string, o: Partial<RoutineSummary> = {}): RoutineSummary {
   const path = id.slice(id.indexOf(':') + 1);
-  return { id, name: path, schedule: 'default', computer: id.slice(0, id.indexOf(':')), kind: 'batch', external: false, observeOnly: false, trigger: 'scheduled', nextRun: null, today: null, lastRun: null, dependencies: [], ...o };
+  return { id, name: path, schedule: 'default', computer: id.slice(0, id.indexOf(':')), kind: 'batch', external: false, observeOnly: false, trigger: 'scheduled', nextRun: null, retry: null, today: null, lastRun: null, dependencies: [], ...o };
 }
 
 export function detail(s: RoutineSummary): RoutineDetail {

@@ -1,0 +1,33 @@
+// A failed one-shot whose retry is queued says when the retry runs, and which attempt it is —
+// not "next: -" — in routine list and routine show, text and JSON.
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { Daemon, killTracked, scratch, stopOwner, tendOk } from '../daemon/harness.js';
+import { waitFor } from '../helpers/wait.js';
+
+let box: ReturnType<typeof scratch>;
+let data: string;
+beforeEach(() => {
+  box = scratch('tend-retry-');
+  data = join(box.dir, 'data');
+});
+afterEach(async () => {
+  await stopOwner(data);
+  await killTracked();
+  box.remove();
+});
+
+interface Row { id: string; nextRun: string | null; retry: { at: string; attempt: number; maxAttempts: number } | null }
+
+it('a queued retry is shown as the next time, with attempt n of m', async () => {
+  tendOk(data, ['routine', 'add', 'backup/once', '--in', '1s', '--retry', '1h/2h', '--', 'false']);
+  await new Daemon(data).ready();
+  const row = () => tendOk<Row[]>(data, ['routine', 'list', '--json']).find((r) => r.id.endsWith(':backup/once'))!;
+  const r = await waitFor(() => row().retry, 30_000, 'the retry to be queued', 200);
+  expect(r).toMatchObject({ attempt: 2, maxAttempts: 3 });
+  const list = tendOk<string>(data, ['routine', 'list']);
+  expect(list).toContain(`${r.at} (retry 2 of 3)`);
+  const show = tendOk<string>(data, ['routine', 'show', 'backup/once']);
+  expect(show).toMatch(new RegExp(`next: ${r.at.replace(/\./g, '\\.')} \\(retry 2 of 3\\)`));
+  expect(show).not.toMatch(/next: -/);
+});
