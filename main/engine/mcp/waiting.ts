@@ -8,7 +8,7 @@ import { readState } from '../daemon/state.js';
 import { localComputer } from '../domain/schema.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { WORKER_ONLINE_MS } from '../metrics/collect.js';
-import { CRASH_LOOP, QUICK_DEATH_MS } from '../scheduler/check.js';
+import { CRASH_LOOP, QUICK_DEATH_MS, silenced } from '../scheduler/check.js';
 import { DEFAULT_OPTIONS } from '../scheduler/context.js';
 import { restartDelayMs } from '../scheduler/supervise.js';
 import type { Store } from '../store/store.js';
@@ -272,7 +272,7 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
 function quickDeaths(store: Store, routineId: string): number {
   let n = 0;
   for (const r of store.runs.recentRealtime(routineId, CRASH_LOOP + 2)) {
-    if (r.status !== 'EXITED') break;
+    if (r.status !== 'EXITED' || silenced(r)) break;
     if (r.startedAt !== null && r.endedAt !== null && r.endedAt - r.startedAt >= QUICK_DEATH_MS) break;
     n++;
     if (r.manual) break;

@@ -14,6 +14,15 @@ export const QUICK_DEATH_MS = 60_000;
 /** This many quick deaths in a row is a crash loop: ERROR, no more restarts. */
 export const CRASH_LOOP = 5;
 
+/**
+ * A realtime run Tend stopped because its heartbeat went silent. It did not die on its own, so
+ * it is no quick death: silence kills and crash loops are counted apart.
+ */
+export function silenced(run: Pick<RunRow, 'reason'>): boolean {
+  return run.reason?.startsWith(SILENT) ?? false;
+}
+export const SILENT = 'heartbeat silent';
+
 export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<number> {
   const entries = ctx.store.ledger.all().filter((e) => !only || only.has(`${e.kind}:${e.refId}`));
   if (entries.length === 0) return 0;
@@ -135,7 +144,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
 function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): void {
   const ended = outcome.endedAt ?? now;
   const reason = run.reason ?? describeOutcome(outcome);
-  const quick = run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS;
+  const quick = !silenced(run) && (run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS);
   const streak = quick ? quickDeaths(ctx, run.routineId, run.id) + 1 : 0;
   const giveUp = streak >= CRASH_LOOP;
   const to = moveRun(ctx.store, run.id, 'realtime', giveUp ? 'give_up' : 'exit', {
@@ -161,7 +170,7 @@ export function quickDeaths(ctx: Ctx, routineId: string, exceptRunId?: string): 
   let n = 0;
   for (const r of ctx.store.runs.recentRealtime(routineId, CRASH_LOOP + 2)) {
     if (r.id === exceptRunId) continue;
-    if (r.status !== 'EXITED') break;
+    if (r.status !== 'EXITED' || silenced(r)) break;
     if (r.startedAt !== null && r.endedAt !== null && r.endedAt - r.startedAt >= QUICK_DEATH_MS) break;
     n++;
     if (r.manual) break;

@@ -4,7 +4,7 @@
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { Ctx } from './context.js';
-import { quickDeaths } from './check.js';
+import { quickDeaths, SILENT } from './check.js';
 import { moveRun } from './moves.js';
 
 /** Why each waiting run has not started yet, kept from the last submit phase. */
@@ -63,7 +63,7 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
     if (run.kind === 'realtime' && def.heartbeatMs !== null && run.status === 'RUNNING' && now - started > def.graceMs) {
       const last = Math.max(run.heartbeatAt ?? 0, started);
       if (now - last > def.heartbeatMs && run.reason === null) {
-        const reason = `heartbeat silent for ${Math.round((now - last) / 1000)}s (interval ${Math.round(def.heartbeatMs / 1000)}s)`;
+        const reason = `${SILENT} for ${Math.round((now - last) / 1000)}s (interval ${Math.round(def.heartbeatMs / 1000)}s)`;
         if (def.external) {
           // Tend cannot restart what it did not start: the routine needs attention.
           ctx.tx(() => {

@@ -199,6 +199,34 @@ describe('heartbeat silence', () => {
     expect(f.backend.cancelled()).toEqual([id]);
   });
 
+  it('silence kills are not quick deaths: a collector that never beats is restarted each time, never a crash loop', async () => {
+    await withHeartbeat();
+    for (let kill = 1; kill <= CRASH_LOOP + 2; kill++) {
+      const run = f.latest(FEED);
+      if (f.run(run.id).status === 'STARTING') {
+        f.advance(SEC);
+        await f.pass();
+      }
+      // Each instance lives 46 s, under the minute that makes a death quick, and never beats.
+      f.clock.set(f.run(run.id).startedAt! + 46 * SEC);
+      await f.pass();
+      f.advance(SEC);
+      await f.pass();
+      expect(f.run(run.id)).toMatchObject({ status: 'EXITED' });
+      expect(f.run(run.id).reason).toMatch(/^heartbeat silent/);
+      expect(f.latest(FEED).id).not.toBe(run.id); // restarted at once, no backoff
+    }
+    expect(f.events('routine:crash-loop')).toHaveLength(0);
+    expect(f.events('run:exited').map((e) => (e.data as { quickDeaths: number }).quickDeaths)).toEqual(Array(CRASH_LOOP + 2).fill(0));
+    // A real death after them starts its own count at 1.
+    const run = f.latest(FEED);
+    f.advance(SEC);
+    await f.pass();
+    f.backend.finish(run.id, { exitCode: 1 });
+    await f.pass();
+    expect(f.events('run:exited').at(-1)!.data).toMatchObject({ quickDeaths: 1 });
+  });
+
   it('a process that ignores TERM is asked once, not every pass', async () => {
     const id = await withHeartbeat();
     f.backend.cancelBehaviour = 'ignore';
