@@ -66,7 +66,7 @@ export class Engine {
     if (!this.backends.has('local')) {
       this.backends.set(
         'local',
-        createLocalBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, onExit: () => this.loop.nudge() }),
+        createLocalBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, onExit: (runId) => this.exited(runId) }),
       );
     }
     // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
@@ -110,6 +110,16 @@ export class Engine {
     return this.scheduler.bus;
   }
 
+  /**
+   * A waiter this process started has exited. A realtime routine's replacement starts from a
+   * micro-pass (that run settled, the next submitted) without waiting for a pass; a full pass
+   * follows either way for everything else the exit may unblock.
+   */
+  private exited(runId: string): void {
+    if (!this.loop.running) return; // stopped (or not started): the next daemon settles it
+    void this.scheduler.settleExited(runId).then(() => this.loop.nudge());
+  }
+
   /** Append to the logging plane and publish to listeners (the UI, SSE) once committed. */
   log(e: NewEvent): void {
     this.scheduler.ctx.log(e);
@@ -141,6 +151,7 @@ export class Engine {
   async stop(): Promise<void> {
     this.integrity.stop();
     await this.loop.stop();
+    await this.scheduler.quiesce();
     await Promise.allSettled([...this.scheduler.ctx.launching.values()].map((l) => l.done));
   }
 

@@ -54,6 +54,22 @@ describe('restart on exit', () => {
   });
 });
 
+describe('restart from a micro-pass', () => {
+  it('the exit its waiter reports settles that run and submits the next at once, outside any pass', async () => {
+    h = new EngineHarness({ intervalMs: 60_000 });
+    let submittedByPasses = 0;
+    h.engine.bus.on('pass', (p) => (submittedByPasses += p.submitted));
+    const file = join(h.dir, 'stamps');
+    h.define('rt/micro', { realtime: true, command: FIX('lives.sh'), args: [file, '0.3'] });
+    const first = await h.waitRun('rt/micro', (r) => r.status === 'RUNNING' || r.status === 'EXITED', 15_000, 'the first instance');
+    await h.waitRun('rt/micro', (r) => r.id !== first.id && (r.status === 'STARTING' || r.status === 'RUNNING'), 10_000, 'the second instance');
+    expect(h.run(first.id)).toMatchObject({ status: 'EXITED', exitCode: 1 });
+    // Only the first start came from a pass; the replacement came from the micro-pass.
+    expect(submittedByPasses).toBe(1);
+    expect(h.runs('rt/micro')).toHaveLength(2);
+  });
+});
+
 describe('heartbeat silence', () => {
   it('keeps a beating routine past its grace, restarts it once its heartbeat goes silent', async () => {
     h = new EngineHarness({ intervalMs: 100 });

@@ -18,6 +18,8 @@ export class Scheduler {
   readonly ctx: Ctx;
   private waiting = new Map<string, string>();
   private running = false;
+  /** A micro-pass in progress (a full pass waits for it). */
+  private micro: Promise<boolean> | null = null;
   private last: { wall: number; mono: number } | null = null;
 
   constructor(store: Store, clock: Clock, backends: Map<string, Backend>, opts: SchedulerOptions) {
@@ -34,6 +36,7 @@ export class Scheduler {
   }
 
   async pass(): Promise<PassReport> {
+    while (this.micro) await this.micro;
     if (this.running) throw new Error('passes never overlap');
     this.running = true;
     const ctx = this.ctx;
@@ -84,6 +87,55 @@ export class Scheduler {
     }
     ctx.bus.emit('pass', report);
     return report;
+  }
+
+  /**
+   * A job this process launched has exited (its waiter is gone): settle that run and, for a
+   * realtime routine, start its replacement now, under the same backoff and crash-loop rules as a
+   * pass, rather than after a whole pass. Returns false when it did not (a pass is running, the
+   * run is not in the ledger, or not a realtime one): the caller nudges a full pass instead.
+   */
+  settleExited(runId: string): Promise<boolean> {
+    if (this.running || this.micro) return Promise.resolve(false);
+    const micro = this.microPass(runId).finally(() => {
+      this.micro = null;
+    });
+    this.micro = micro;
+    return micro;
+  }
+
+  /** Resolves once no micro-pass is running. */
+  async quiesce(): Promise<void> {
+    while (this.micro) await this.micro;
+  }
+
+  private async microPass(runId: string): Promise<boolean> {
+    const ctx = this.ctx;
+    try {
+      const entry = ctx.store.ledger.all().find((e) => e.kind === 'run' && e.refId === runId);
+      const run = entry ? ctx.store.runs.get(runId) : null;
+      if (!entry || !run || run.kind !== 'realtime') return false;
+      const now = ctx.clock.now();
+      if ((await check(ctx, now, new Set([`run:${runId}`]))) === 0) return false;
+      const inLedger = new Set(ctx.store.ledger.all().map((e) => `${e.kind}:${e.refId}`));
+      // What holds slots and schedules; nothing else is picked up here (PENDING runs, jobs: the pass).
+      const active = ctx.store.runs.active().filter((r) => r.status === 'RUNNING' || (r.status === 'STARTING' && inLedger.has(`run:${r.id}`)));
+      const byRoutine = new Map<string, RunRow[]>();
+      for (const r of active) byRoutine.set(r.routineId, [...(byRoutine.get(r.routineId) ?? []), r]);
+      const waiting = new Map<string, string>();
+      const realtime = realtimeDue(ctx, byRoutine, waiting, now, run.routineId);
+      if (realtime.length > 0) await submit(ctx, now, { active, realtime, jobs: [], waiting });
+      return true;
+    } catch (err) {
+      try {
+        ctx.log({ type: 'pass:fault', level: 'error', runId, message: `micro-pass: ${errorMessage(err)}` });
+      } catch {
+        /* the store itself is failing; the next pass tries again */
+      }
+      return false;
+    } finally {
+      ctx.flush();
+    }
   }
 
   /** Suspend, resume or a clock change: wall time moved far more than monotonic time did. */

@@ -93,9 +93,10 @@ export interface RealtimeStart {
 }
 
 /** Realtime routines that need a new instance now. */
-export function realtimeDue(ctx: Ctx, activeByRoutine: Map<string, RunRow[]>, waiting: Map<string, string>, now: number): RealtimeStart[] {
+/** Realtime routines to start now (`only`: just that one, for the micro-pass after an exit). */
+export function realtimeDue(ctx: Ctx, activeByRoutine: Map<string, RunRow[]>, waiting: Map<string, string>, now: number, only?: string): RealtimeStart[] {
   const out: RealtimeStart[] = [];
-  for (const def of ctx.defs.realtime) {
+  for (const def of only === undefined ? ctx.defs.realtime : ctx.defs.realtime.filter((d) => d.id === only)) {
     if (def.external || (activeByRoutine.get(def.id)?.length ?? 0) > 0) continue;
     const t = ctx.store.routines.trigger(def.id);
     if (t && t.state !== 'scheduled') continue; // paused
