@@ -1,6 +1,7 @@
 // Shared CLI plumbing: opening the data dir, printing, and turning errors into exit codes.
 // Kept free of heavy imports: every command loads only what it needs.
 import type { Store } from '../engine/store/store.js';
+import { BUSY_TIMEOUT_MS, busyError, isBusy } from '../engine/store/busy.js';
 
 export interface GlobalOpts {
   json?: boolean;
@@ -8,6 +9,8 @@ export interface GlobalOpts {
 
 /** Exit 2 for bad input (one line per problem), 1 for everything else that failed. */
 export function fail(err: unknown): void {
+  // A single write outside a transaction that still met a lock after busy_timeout: say who held it.
+  if (isBusy(err)) err = busyError(openedDb ?? 'tend.db', BUSY_TIMEOUT_MS);
   const e = err as { name?: string; code?: string; message?: string; issues?: { path: string; message: string }[] };
   if (e?.name === 'TendError' && e.code === 'INVALID') {
     const issues = e.issues?.length ? e.issues : [{ path: '', message: e.message ?? 'invalid input' }];
@@ -63,9 +66,13 @@ export async function dataDirPath(): Promise<string> {
   return dataDir();
 }
 
+/** The database this command opened, for a message about its lock. */
+let openedDb: string | null = null;
+
 export async function openStore(): Promise<Store> {
   const [{ Store }, { paths }] = await Promise.all([import('../engine/store/store.js'), import('../engine/datadir.js')]);
-  return Store.open(paths(await dataDirPath()).db);
+  openedDb = paths(await dataDirPath()).db;
+  return Store.open(openedDb);
 }
 
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>): Promise<T> {

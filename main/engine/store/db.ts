@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TendError } from '../errors.js';
 import { createPrivateFile, makePrivateDir, tighten } from '../owner-only.js';
+import { BUSY_TIMEOUT_MS, writeTx } from './busy.js';
 import { LATEST_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 import { sqliteNativeBinding } from './sqlite-binding.js';
 
@@ -44,7 +45,7 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
     throw refuse(path, err);
   }
   try {
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Reading the schema is the first thing that fails on a file that is not SQLite.
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > latest) {
@@ -98,10 +99,12 @@ function foreign(path: string, why: string): TendError {
 function migrate(db: DB, migrations: Migration[], from: number): void {
   for (const m of migrations) {
     if (m.version <= from) continue;
-    db.transaction(() => {
+    // As a writer, and looking again once the lock is ours: another process may have just migrated.
+    writeTx(db, () => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return;
       db.exec(m.sql);
       db.pragma(`user_version = ${m.version}`);
-    })();
+    });
   }
 }
 

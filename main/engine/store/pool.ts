@@ -1,5 +1,6 @@
 // The worker pool's tables: commands addressed to computers (expire after 60 s, removed from the
 // queue when fetched), what workers report about the runs and jobs they hold, and the workers.
+import { writeTx } from './busy.js';
 import type { DB } from './db.js';
 
 /**
@@ -119,12 +120,12 @@ export class PoolStore {
 
   /** Expire what is too old, then take (remove from the queue) what is left for this computer. */
   fetch(computer: string, now: number, limit = 100): Command[] {
-    return this.db.transaction(() => {
+    return writeTx(this.db, () => {
       this.s.expire.run(now);
       const rows = (this.s.queued.all(computer, limit) as CommandRecord[]).map(toCommand);
       for (const c of rows) this.s.markFetched.run(now, c.id);
       return rows.map((c) => ({ ...c, fate: 'fetched' as const, fetchedAt: now }));
-    })();
+    });
   }
 
   expire(now: number): number {

@@ -5,6 +5,7 @@ import { LedgerStore } from './ledger.js';
 import { PoolStore } from './pool.js';
 import { RoutineStore } from './routines.js';
 import { RunStore } from './runs.js';
+import { writeTx } from './busy.js';
 import { openDb, type DB, type OpenOptions } from './db.js';
 
 /** The store: one SQLite file, one repository per concern, statements prepared once. */
@@ -31,9 +32,13 @@ export class Store {
     return new Store(openDb(path, opts));
   }
 
-  /** Synchronous only: never await inside. */
+  /**
+   * Synchronous only: never await inside. Begins IMMEDIATE (as a writer): a deferred transaction
+   * that reads then writes cannot take the write lock once another connection has committed, and
+   * SQLite answers busy at once. Nested, it is a savepoint of the outer one.
+   */
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return writeTx(this.db, fn);
   }
 
   close(): void {

@@ -1,6 +1,7 @@
 // The webhook tables (migration 2): receivers, the delivery queue and log, the routines in
 // trouble, and the events cursor. Built on demand over a Store's connection, so that opening an
 // older database read-only (status, doctor) never fails on tables it does not have.
+import { writeTx } from '../store/busy.js';
 import type { DB } from '../store/db.js';
 
 export const WEBHOOK_EVENTS = ['error', 'delayed', 'restart', 'recover'] as const;
@@ -149,11 +150,11 @@ export class WebhookStore {
 
   /** Removes a receiver; what was still queued for it is dropped (and says why). */
   removeHook(id: number, now: number): boolean {
-    return this.db.transaction(() => {
+    return writeTx(this.db, () => {
       if (this.s.removeHook.run(id).changes === 0) return false;
       this.s.dropForHook.run('webhook removed before delivery', now, id);
       return true;
-    })();
+    });
   }
 
   /** Receivers for an event of a routine (global ones and the routine's own). */

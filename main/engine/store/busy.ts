@@ -1,0 +1,119 @@
+// A writer that meets a locked database. Every write transaction begins IMMEDIATE, so it either
+// gets the write lock (waiting up to busy_timeout for it) or fails before it has done anything;
+// such a transaction is tried again until BUSY_LIMIT_MS, then refused with a message naming the
+// processes that had the database open — the only ones that can have held the lock.
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { TendError } from '../errors.js';
+import type { DB } from './db.js';
+
+/** SQLite's own wait for the lock, per attempt (PRAGMA busy_timeout). */
+export const BUSY_TIMEOUT_MS = 5000;
+/** The whole wait of one write, all attempts together. */
+export const BUSY_LIMIT_MS = 15_000;
+
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/** Short synchronous pause between attempts (for busy answers SQLite gives without waiting). */
+export function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export function busyError(dbPath: string, waitedMs: number): TendError {
+  const who = lockHolders(dbPath);
+  const held = who.length ? `held by ${who.join(', ')}` : 'held by another process';
+  return new TendError(
+    'UNAVAILABLE',
+    `database ${dbPath} stayed locked for ${Math.round(waitedMs / 1000)} s (${held}); nothing was changed — try again, or see what that process is doing`,
+  );
+}
+
+/** Other processes with the database (or its WAL) open, described without their arguments. */
+export function lockHolders(dbPath: string): string[] {
+  if (process.platform !== 'linux' || dbPath === ':memory:') return [];
+  let targets: Set<string>;
+  try {
+    const real = realpathSync(dbPath);
+    targets = new Set([real, `${real}-wal`, `${real}-shm`]);
+  } catch {
+    return [];
+  }
+  const owner = daemonPid(dirname(dbPath));
+  const out: string[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid);
+  } catch {
+    return [];
+  }
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    const open = fds.some((fd) => {
+      try {
+        return targets.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+    if (open) out.push(describe(Number(pid), owner));
+  }
+  return out;
+}
+
+function daemonPid(dataDir: string): number | null {
+  try {
+    const rec = JSON.parse(readFileSync(join(dataDir, 'daemon.pid'), 'utf8')) as { pid?: unknown; kind?: unknown };
+    return typeof rec.pid === 'number' ? rec.pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** "the daemon (pid 12)", "pid 34 (tend job post)", "pid 56 (sqlite3)": never the arguments, which may hold secrets. */
+function describe(pid: number, owner: number | null): string {
+  if (pid === owner) return `the daemon (pid ${pid})`;
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const script = argv.findIndex((a) => basename(a) === 'tend.js' || basename(a) === 'tend');
+    if (script >= 0) {
+      const rest = argv.slice(script + 1);
+      const n = rest.findIndex((a) => !/^[a-z]+$/.test(a));
+      const words = rest.slice(0, Math.min(2, n < 0 ? rest.length : n));
+      return `pid ${pid} (tend ${words.join(' ')})`.replace(/ \)$/, ')');
+    }
+    return `pid ${pid} (${readFileSync(`/proc/${pid}/comm`, 'utf8').trim()})`;
+  } catch {
+    return `pid ${pid}`;
+  }
+}
+
+/**
+ * `fn` in a BEGIN IMMEDIATE transaction. A busy database is met only at BEGIN, before `fn` ran
+ * (the lock is ours from then on), so that attempt is safely tried again, until BUSY_LIMIT_MS.
+ */
+export function writeTx<T>(db: DB, fn: () => T): T {
+  if (db.inTransaction || db.readonly) return db.transaction(fn)();
+  const started = Date.now();
+  for (;;) {
+    let entered = false;
+    try {
+      return db.transaction(() => {
+        entered = true;
+        return fn();
+      }).immediate();
+    } catch (err) {
+      if (entered || !isBusy(err)) throw err;
+      const waited = Date.now() - started;
+      if (waited >= BUSY_LIMIT_MS) throw busyError(db.name, waited);
+      pause(50);
+    }
+  }
+}
