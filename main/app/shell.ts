@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { app, dialog, ipcMain, powerMonitor } from './electron.js';
 import { dataDir as defaultDataDir } from '../engine/datadir.js';
 import { errorMessage } from '../engine/errors.js';
+import { installOwnerSignals } from '../engine/daemon/signals.js';
 import { appAssets, rendererBuilt, rendererPage, type AppAssets } from './assets.js';
 import { HIDDEN_FLAG, loginItem, startHidden, type LoginItem } from './autostart.js';
 import { startHost, type Host } from './host.js';
@@ -50,6 +51,9 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
     app.quit();
     return null;
   }
+  // Before the host claims the data dir: `tend` commands nudge the owner in daemon.pid with SIGUSR2
+  // (whose default action kills), and a TERM, INT or HUP is a clean quit that releases the claim.
+  const signals = installOwnerSignals();
   const argv = o.argv ?? process.argv;
   const hidden = startHidden(argv, process.platform, app);
   const assets = o.assets ?? appAssets();
@@ -79,10 +83,19 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
   try {
     host = await startHost(hostOptions());
   } catch (err) {
+    signals.dispose();
     // Also on the terminal: `npm start` users see the why (e.g. no SQLite build for Electron) there.
     log(`cannot start: ${errorMessage(err)}`);
     dialog.showErrorBox('Tend cannot start', errorMessage(err));
     app.exit(1);
+    return null;
+  }
+  signals.onNudge(() => host.nudge());
+  if (signals.signal.aborted) {
+    log(`${String(signals.signal.reason)} during startup: quitting`);
+    await host.close();
+    signals.dispose();
+    app.exit(0);
     return null;
   }
   if (page.kind === 'file' && !rendererBuilt(assets)) log(`the UI is not built (${assets.rendererIndex} is missing): build the renderer, then reopen the window`);
@@ -158,15 +171,13 @@ export async function startApp(o: AppOptions = {}): Promise<RunningApp | null> {
     host.power('resume');
     tray.poke();
   });
-  // `tend` commands ask the data dir's owner for a pass with SIGUSR2 (as they do a daemon).
-  const onNudge = () => host.nudge();
-  if (process.platform !== 'win32') process.on('SIGUSR2', onNudge);
+  void signals.stop.then(() => app.quit());
 
   const shutdown = () => {
     stopping ??= (async () => {
       window.quitting = true;
       clearInterval(periodic);
-      process.off('SIGUSR2', onNudge);
+      signals.dispose();
       unsubscribe();
       notifier.stop();
       tray.destroy();

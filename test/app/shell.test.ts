@@ -267,6 +267,31 @@ describe('the desktop app under a stand-in Electron', () => {
     expect(win().webContents.reloads).toBe(1);
   });
 
+  it('a nudge (SIGUSR2) while the host starts does not kill the app; it reaches the engine once there is one', async () => {
+    const { startApp } = await import('../../main/app/shell.js');
+    const dataDir = scratch('tend-shell-nudge-');
+    const booting = startApp({ dataDir, argv: ['electron', '.'], assets, intervalMs: 50, env: { XDG_CONFIG_HOME: scratch('tend-shell-config-') }, log: () => undefined });
+    // Delivered while startApp awaits Electron and claims the data dir (the default action kills).
+    process.kill(process.pid, 'SIGUSR2');
+    running = await booting;
+    expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(true);
+    const passes = fake.state.quitCalls;
+    process.kill(process.pid, 'SIGUSR2');
+    expect(fake.state.quitCalls).toBe(passes);
+  });
+
+  it('a TERM while the host starts quits cleanly and releases the data dir', async () => {
+    const { startApp } = await import('../../main/app/shell.js');
+    const dataDir = scratch('tend-shell-term-');
+    const booting = startApp({ dataDir, argv: ['electron', '.'], assets, intervalMs: 50, env: { XDG_CONFIG_HOME: scratch('tend-shell-config-') }, log: () => undefined });
+    process.kill(process.pid, 'SIGTERM');
+    running = await booting;
+    // Seen before the engine started: it never starts and the app exits; seen after: a quit.
+    if (running === null) expect(fake.state.exitCodes).toEqual([0]);
+    else await waitFor(() => fake.state.quitCalls >= 2, 10_000, 'the quit the TERM asked for');
+    expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(false);
+  });
+
   it('quits cleanly from the tray: the engine stops and the data dir is released', async () => {
     const { dataDir } = await boot();
     expect(existsSync(join(dataDir, 'daemon.pid'))).toBe(true);

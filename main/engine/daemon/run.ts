@@ -1,6 +1,6 @@
 // `tend daemon run`: own the data dir, serve the API, run the pass every TEND_DAEMON_INTERVAL_MS,
-// write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM,
-// pass at once on SIGUSR2.
+// write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM/SIGHUP,
+// pass at once on SIGUSR2 (all four answered from before the data dir is claimed).
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { openAddress } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { RotatingLog } from './log.js';
 import { serve, type Served } from './serve.js';
+import { installOwnerSignals } from './signals.js';
 
 export interface RunOptions {
   dataDir: string;
@@ -39,14 +40,24 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     log(`tend daemon: ${(err as Error).message}`);
     return 2;
   }
+  // Before the claim: from the moment daemon.pid names us, `tend` commands signal us.
+  const signals = installOwnerSignals();
   let served: Served;
   try {
-    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log });
+    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal });
   } catch (err) {
+    signals.dispose();
     log(`tend daemon: ${(err as Error).message}`);
     return 1;
   }
   const { engine, api } = served;
+  signals.onNudge(() => engine.nudge());
+  if (signals.signal.aborted) {
+    log(`tend daemon stopping: ${String(signals.signal.reason)} during startup`);
+    await served.stop();
+    signals.dispose();
+    return 0;
+  }
   if (api) {
     log(`API at ${api.url} (token in ${paths(o.dataDir).api})`);
     // The token runs commands as this user: shown to the terminal that started the daemon, never
@@ -56,20 +67,11 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   engine.bus.on('event', (e) => {
     if (e.level !== 'info') log(`${e.level.toUpperCase()} ${e.type} ${e.routineId ?? (e.jobId !== null ? `job ${e.jobId}` : '')} ${e.message}`);
   });
-  let resolveStop!: () => void;
-  const stopped = new Promise<void>((r) => (resolveStop = r));
-  const onStop = () => resolveStop();
-  const onNudge = () => engine.nudge();
-  process.on('SIGINT', onStop);
-  process.on('SIGTERM', onStop);
-  process.on('SIGUSR2', onNudge);
   log(`tend daemon ${process.pid} owns ${o.dataDir} (pass every ${intervalMs} ms)`);
-  await stopped;
-  log('tend daemon stopping (running jobs keep running; the next daemon adopts them)');
+  const sig = await signals.stop;
+  log(`tend daemon stopping on ${sig} (running jobs keep running; the next daemon adopts them)`);
   await served.stop();
-  process.off('SIGINT', onStop);
-  process.off('SIGTERM', onStop);
-  process.off('SIGUSR2', onNudge);
+  signals.dispose();
   return 0;
 }
 

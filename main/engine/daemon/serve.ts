@@ -20,6 +20,8 @@ export interface ServeOptions {
   /** Days of finished history kept; default TEND_KEEP_DAYS, else 30; null keeps everything. */
   keepDays?: number | null;
   log: (line: string) => void;
+  /** A stop asked for during startup: the engine is not started (stop() still releases the claim). */
+  signal?: AbortSignal;
 }
 
 export interface Served {
@@ -80,8 +82,10 @@ export async function serve(o: ServeOptions): Promise<Served> {
     save();
   });
   const webhooks = startWebhookDelivery(engine, o.log);
-  engine.start();
-  if (ownership.previous) checkAfterUncleanShutdown(engine, ownership.previous.pid, o.log);
+  if (!o.signal?.aborted) {
+    engine.start();
+    if (ownership.previous) checkAfterUncleanShutdown(engine, ownership.previous.pid, o.log);
+  }
   let stopping: Promise<void> | null = null;
   return {
     engine,
