@@ -51,6 +51,16 @@ function stampMatches() {
   }
 }
 
+// A binary named explicitly is the one the app loads (main/engine/store/sqlite-binding.ts).
+if (!force && outAt < 0 && process.env.TEND_SQLITE_BINDING) {
+  if (!existsSync(process.env.TEND_SQLITE_BINDING)) {
+    say(`TEND_SQLITE_BINDING: ${process.env.TEND_SQLITE_BINDING} does not exist`);
+    process.exit(1);
+  }
+  say(`TEND_SQLITE_BINDING is set: the app loads ${process.env.TEND_SQLITE_BINDING}; nothing to build`);
+  process.exit(0);
+}
+
 if (!force && stampMatches()) {
   say(`up to date: ${binary} (${target})`);
   process.exit(0);

@@ -3,11 +3,12 @@
 // built for Node refused as Electron's loader refuses another ABI, process.execPath a stand-in
 // app binary that runs Node only with ELECTRON_RUN_AS_NODE=1 and otherwise records that a second
 // app would have started. Real data dirs, real jobs, the real spawn helper.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertBuilt, REPO, scratch, track, killTracked } from '../helpers/cli.js';
+import { assertBuilt, REPO, scratch, TEND, track, killTracked } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const HERE = join(REPO, 'test', 'app', 'as-electron');
 const PRELOAD = join(HERE, 'look-like-electron.mjs');
@@ -137,5 +138,50 @@ describe('the engine under Electron (a Node process made to look like it)', () =
     expect(env.PATH).toBe(process.env.PATH);
     expect(env.LD_LIBRARY_PATH).toBe('/opt/keep/lib');
     expect(env.TEND_ROUTINE).toBe('job-1');
+  });
+
+  describe('the CLI run by the app\'s runtime, as the packaged `tend` launcher runs it', () => {
+    /** `tend ARGS` under the look-alike, with a usable binding kept outside node_modules. */
+    function cli(b: Box, args: string[], env: Record<string, string> = {}) {
+      const binding = join(b.root, 'better_sqlite3.node');
+      if (!existsSync(binding)) copyFileSync(NODE_ABI_BINARY, binding);
+      const base: Record<string, string> = {};
+      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEND_')) base[k] = v;
+      return spawnSync(process.execPath, ['--import', PRELOAD, TEND, ...args], {
+        cwd: REPO,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...base, TZ: 'UTC', TEND_DATA_DIR: join(b.root, 'data'), TEND_FAKE_ELECTRON_RECORD: b.record, TEND_FAKE_ELECTRON_EXEC: b.app, TEND_SQLITE_BINDING: binding, ELECTRON_RUN_AS_NODE: '1', ...env },
+      });
+    }
+
+    it('`tend daemon ensure` starts the daemon through the app binary as Node, never as a second app', async () => {
+      const b = box();
+      const up = cli(b, ['daemon', 'ensure', '--json']);
+      try {
+        expect(up.status, up.stderr).toBe(0);
+        const pid = (JSON.parse(up.stdout) as { pid: number }).pid;
+        track(pid);
+        expect(records(b).filter((l) => l.startsWith('second-app'))).toEqual([]);
+        expect(records(b)).toContainEqual(`as-node ${TEND} daemon run --quiet`);
+        await waitFor(() => cli(b, ['daemon', 'status', '--json']).status === 0, 20_000, 'daemon status through the launcher');
+      } finally {
+        cli(b, ['daemon', 'stop']);
+      }
+      expect(records(b).filter((l) => l.startsWith('second-app') || l.startsWith('node-abi-load'))).toEqual([]);
+    });
+
+    it('`tend service install` writes a unit that runs the app binary as Node; from an AppImage it refuses', () => {
+      const b = box();
+      const config = join(b.root, 'config');
+      const r = cli(b, ['service', 'install', '--json'], { XDG_CONFIG_HOME: config });
+      expect(r.status, r.stderr).toBe(0);
+      const unit = readFileSync(join(config, 'systemd', 'user', 'tend.service'), 'utf8');
+      expect(unit).toContain(`ExecStart=${b.app} ${TEND} daemon run --quiet`);
+      expect(unit).toContain('Environment=ELECTRON_RUN_AS_NODE=1');
+      const appImage = cli(b, ['service', 'install'], { XDG_CONFIG_HOME: join(b.root, 'config2'), APPIMAGE: join(b.root, 'Tend.AppImage') });
+      expect(appImage.status).not.toBe(0);
+      expect(appImage.stderr).toContain('tend service install cannot run the daemon from the AppImage');
+    });
   });
 });

@@ -54,6 +54,12 @@ describe('LaunchAgent', () => {
     for (const tag of ['dict', 'array', 'plist']) expect(text.split(`<${tag}`).length).toBe(text.split(`</${tag}>`).length);
   });
 
+  it("run by the desktop package's runtime (the app binary as Node), the agent sets ELECTRON_RUN_AS_NODE=1", () => {
+    expect(launchAgent(spec({ runAsNode: true }))).toContain('<key>EnvironmentVariables</key><dict><key>TEND_DATA_DIR</key><string>/home/me/tend-data</string><key>ELECTRON_RUN_AS_NODE</key><string>1</string></dict>');
+    expect(launchAgent(spec({ runAsNode: true, explicitDataDir: false }))).toContain('<key>EnvironmentVariables</key><dict><key>ELECTRON_RUN_AS_NODE</key><string>1</string></dict>');
+    expect(launchAgent(spec())).not.toContain('ELECTRON_RUN_AS_NODE');
+  });
+
   it('an explicit data dir is preserved (escaped); none given, none set', () => {
     expect(launchAgent(spec({ dataDir: '/data/a&b<c>' }))).toContain('<key>EnvironmentVariables</key><dict><key>TEND_DATA_DIR</key><string>/data/a&amp;b&lt;c&gt;</string></dict>');
     expect(launchAgent(spec({ explicitDataDir: false }))).not.toContain('TEND_DATA_DIR');

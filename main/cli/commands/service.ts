@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import type { Command } from 'commander';
+import { TendError } from '../../engine/errors.js';
 import { action, dataDirPath, print } from '../io.js';
 import { ENTRY } from './daemon.js';
 
@@ -16,7 +17,13 @@ export function register(program: Command): void {
         const svc = await import('../../engine/daemon/service.js');
         const { mkdirSync, writeFileSync } = await import('node:fs');
         const { dirname } = await import('node:path');
-        const spec = { node: process.execPath, entry: ENTRY, dataDir: await dataDirPath(), explicitDataDir: !!process.env.TEND_DATA_DIR };
+        const { nodeExecPath } = await import('../../engine/node-runtime.js');
+        const { electronVersion } = await import('../../engine/store/sqlite-binding.js');
+        // The AppImage's runtime lives in a mount that is gone when it exits: a unit cannot use it.
+        if (electronVersion() && process.env.APPIMAGE) {
+          throw new TendError('REFUSED', `tend service install cannot run the daemon from the AppImage (its files live in a temporary mount); install the .deb, or use "Start at login" in the app's tray menu`);
+        }
+        const spec = { node: nodeExecPath(), entry: ENTRY, dataDir: await dataDirPath(), explicitDataDir: !!process.env.TEND_DATA_DIR, runAsNode: !!electronVersion() };
         const mac = process.platform === 'darwin';
         const file = mac ? svc.launchAgentPath() : svc.systemdUnitPath();
         mkdirSync(dirname(file), { recursive: true });

@@ -10,6 +10,8 @@ export interface ServiceSpec {
   dataDir: string;
   /** TEND_DATA_DIR was given explicitly: preserve it in the unit. */
   explicitDataDir: boolean;
+  /** `node` is the desktop app's binary (the packaged `tend` launcher): run it as Node. */
+  runAsNode?: boolean;
 }
 
 export const SYSTEMD_NAME = 'tend.service';
@@ -43,6 +45,7 @@ export function systemdUnit(s: ServiceSpec): string {
     'Type=simple',
     `ExecStart=${q(s.node)} ${q(s.entry)} daemon run --quiet`,
     ...(s.explicitDataDir ? [envLine('TEND_DATA_DIR', s.dataDir)] : []),
+    ...(s.runAsNode ? [envLine('ELECTRON_RUN_AS_NODE', '1')] : []),
     'Restart=on-failure',
     'RestartSec=10',
     // Jobs live in their own sessions and must outlive a daemon restart.
@@ -56,6 +59,12 @@ export function systemdUnit(s: ServiceSpec): string {
 
 const x = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+function envDict(s: ServiceSpec): string {
+  const vars = [...(s.explicitDataDir ? [['TEND_DATA_DIR', s.dataDir]] : []), ...(s.runAsNode ? [['ELECTRON_RUN_AS_NODE', '1']] : [])];
+  if (vars.length === 0) return '';
+  return `  <key>EnvironmentVariables</key><dict>${vars.map(([k, v]) => `<key>${k}</key><string>${x(v!)}</string>`).join('')}</dict>\n`;
+}
+
 export function launchAgent(s: ServiceSpec): string {
   return `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -64,7 +73,7 @@ export function launchAgent(s: ServiceSpec): string {
   <key>Label</key><string>${LAUNCHD_LABEL}</string>
   <key>ProgramArguments</key>
   <array><string>${x(s.node)}</string><string>${x(s.entry)}</string><string>daemon</string><string>run</string><string>--quiet</string></array>
-${s.explicitDataDir ? `  <key>EnvironmentVariables</key><dict><key>TEND_DATA_DIR</key><string>${x(s.dataDir)}</string></dict>\n` : ''}  <key>RunAtLoad</key><true/>
+${envDict(s)}  <key>RunAtLoad</key><true/>
   <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>
   <key>ThrottleInterval</key><integer>10</integer>
   <key>AbandonProcessGroup</key><true/>
