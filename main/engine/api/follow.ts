@@ -1,21 +1,28 @@
 // A run's output as server-sent events, as it is written (the UI's live log view).
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { zodIssues } from '../domain/schema.js';
 import { followLog } from '../../../worker/local/logs.js';
 import type { Engine } from '../engine.js';
-import { notFound, TendError } from '../errors.js';
+import { invalid, notFound } from '../errors.js';
 import type { Streams } from './streams.js';
 
 const WAITING = new Set(['PENDING', 'DELAYED', 'STARTING']);
+
+/** The query of a follow (also what the OpenAPI document says it takes). */
+export const FollowQuery = z.object({
+  stream: z.enum(['stdout', 'stderr']).optional(),
+  tailBytes: z.coerce.number().int().min(0).max(4 * 1024 * 1024).optional().describe('bytes of earlier output sent first (default 65536)'),
+});
 const DIR_POLL_MS = 200;
 
 export async function followRoute(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { id } = req.params as { id: string };
-  const q = req.query as { stream?: string; tailBytes?: string };
-  const stream = q.stream ?? 'stdout';
-  if (stream !== 'stdout' && stream !== 'stderr') throw new TendError('INVALID', 'stream must be stdout or stderr', [{ path: 'stream', message: 'stdout or stderr' }]);
-  const tailBytes = q.tailBytes === undefined ? 64 * 1024 : Number(q.tailBytes);
-  if (!Number.isSafeInteger(tailBytes) || tailBytes < 0 || tailBytes > 4 * 1024 * 1024) throw new TendError('INVALID', 'tailBytes out of range', [{ path: 'tailBytes', message: 'an integer from 0 to 4194304' }]);
+  const q = FollowQuery.safeParse(req.query ?? {});
+  if (!q.success) throw invalid(zodIssues(q.error));
+  const stream = q.data.stream ?? 'stdout';
+  const tailBytes = q.data.tailBytes ?? 64 * 1024;
   const run = engine.store.runs.get(id);
   if (!run) throw notFound(`run ${id}`);
   reply.hijack();

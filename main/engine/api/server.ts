@@ -2,7 +2,8 @@
 // but /health, server-sent events for engine events and log follows, an OpenAPI document.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { TendError, toResultError } from '../errors.js';
+import { zodIssues } from '../domain/schema.js';
+import { invalid, TendError, toResultError } from '../errors.js';
 import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
 import { dispatch, makeMethods } from './methods.js';
 import { openApiDocument } from './openapi.js';
@@ -13,6 +14,7 @@ import { poolRoutes } from '../pool/routes.js';
 import { metricsRoute } from '../metrics/route.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import { Streams } from './streams.js';
+import { EventsQuery } from './events-query.js';
 
 export interface ApiOptions {
   host?: string;
@@ -156,12 +158,11 @@ function sendError(reply: FastifyReply, status: number, error: { code: string; m
  * `?after=ID` (or `Last-Event-ID`) replays what was missed.
  */
 async function eventStream(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const q = req.query as { after?: unknown };
-  const rawAfter = q.after ?? req.headers['last-event-id'];
+  const q = EventsQuery.safeParse({ ...(req.query as object), ...(req.headers['last-event-id'] !== undefined && (req.query as { after?: unknown }).after === undefined ? { after: req.headers['last-event-id'] } : {}) });
+  if (!q.success) throw invalid(zodIssues(q.error));
   let lastId: number;
-  if (rawAfter !== undefined) {
-    lastId = typeof rawAfter === 'string' && /^\d{1,15}$/.test(rawAfter) ? Number(rawAfter) : NaN;
-    if (!Number.isSafeInteger(lastId)) throw new TendError('INVALID', 'after must be an event id', [{ path: 'after', message: 'a non-negative integer' }]);
+  if (q.data.after !== undefined) {
+    lastId = Number(q.data.after);
   } else {
     lastId = (engine.store.db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM events`).get() as { id: number }).id;
   }
