@@ -3,8 +3,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../api/server.js';
 import type { Scope } from '../api/routes.js';
+import type { RouteDoc } from '../api/route-doc.js';
 import { collectMetrics, PassStats } from './collect.js';
 import { CONTENT_TYPE } from './prom.js';
+
+/** The scope here is the default; the document takes the one the router holds (TEND_METRICS_PUBLIC). */
+export const METRICS_ROUTE: RouteDoc = {
+  method: 'GET',
+  path: '/metrics',
+  scope: 'admin',
+  summary: 'Prometheus metrics (text exposition format); public with TEND_METRICS_PUBLIC=1',
+  raw: { type: CONTENT_TYPE.split(';')[0]!, schema: { type: 'string' }, description: `Prometheus text format (\`${CONTENT_TYPE}\`)` },
+};
 
 export function metricsPublic(env: NodeJS.ProcessEnv = process.env): boolean {
   return /^(1|true|yes|on)$/i.test(env.TEND_METRICS_PUBLIC ?? '');

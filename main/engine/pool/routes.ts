@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ApiContext } from '../api/server.js';
+import type { RouteDoc } from '../api/route-doc.js';
 import { zodIssues } from '../domain/schema.js';
 import { invalid, TendError } from '../errors.js';
 import { reportExternal } from '../ops/external.js';
@@ -49,6 +50,39 @@ const Report = z.strictObject({
 const ReportsBody = z.strictObject({ ...WorkerInfo, reports: z.array(Report).max(1000) });
 const ExternalParams = z.strictObject({ id: z.string().min(1).max(500), action: z.enum(['start', 'heartbeat', 'complete', 'fail', 'log']) });
 const ExternalBody = z.strictObject({ runId: z.string().regex(/^[\w.-]{1,80}$/, 'letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
+
+const CommandsResult = z.object({
+  commands: z.array(z.object({ id: z.number().int(), kind: z.enum(['start', 'cancel']), payload: z.record(z.string(), z.unknown()), expiresAt: z.number().int().describe('epoch milliseconds') })),
+});
+const SpecSchema = z.object({
+  runId: z.string(),
+  kind: z.enum(['run', 'job']),
+  routineId: z.string().nullable(),
+  jobId: z.number().int().nullable(),
+  attempt: z.number().int(),
+  command: z.string(),
+  args: z.array(z.string()),
+  cwd: z.string().nullable(),
+  env: z.record(z.string(), z.string()),
+  scheduledAt: z.number().int(),
+  runDir: z.string(),
+  logCapBytes: z.number(),
+  outputs: z.array(z.string()),
+  revision: z.string().nullable(),
+  maskedArgs: z.array(z.string()),
+  slurm: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+const ClaimResult = z.object({ jobs: z.array(z.object({ id: z.number().int(), spec: SpecSchema })) });
+const ReportsResult = z.object({ accepted: z.number().int(), refused: z.array(z.object({ id: z.string(), reason: z.string() })) });
+const ExternalResult = z.object({ runId: z.string().nullable(), status: z.string().nullable() });
+
+/** These routes as the OpenAPI document describes them (the same schemas the handlers parse with). */
+export const POOL_ROUTES: RouteDoc[] = [
+  { method: 'GET', path: '/api/worker/commands', scope: 'worker', summary: 'A worker long-polls the commands addressed to its computer (`wait` ms at most)', query: CommandsQuery, result: CommandsResult },
+  { method: 'POST', path: '/api/worker/jobs/claim', scope: 'worker', summary: 'A worker claims one-off batch jobs for its free slots', body: ClaimBody, result: ClaimResult },
+  { method: 'POST', path: '/api/worker/reports', scope: 'worker', summary: 'A worker reports its runs and jobs (running, done, refused)', body: ReportsBody, result: ReportsResult },
+  { method: 'POST', path: '/api/external/:id/:action', scope: 'worker', summary: 'An external routine reports: start, heartbeat, complete, fail or log', params: ExternalParams, body: ExternalBody, bodyOptional: true, result: ExternalResult },
+];
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   const r = schema.safeParse(value ?? {});
