@@ -4,6 +4,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchDaemon } from './daemon.js';
+import { benchHistory } from './history.js';
 import { benchJobs } from './jobs.js';
 import { benchMutation } from './mutation.js';
 import { benchPass } from './pass.js';
@@ -21,9 +22,10 @@ const BENCHES: Record<string, () => Promise<unknown>> = {
   jobs: benchJobs,
   restart: benchRestart,
   mutation: benchMutation,
+  history: benchHistory,
 };
-/** Run only when named: `mutation` takes an hour from scratch. */
-const ON_REQUEST = new Set(['mutation']);
+/** Run only when named: `mutation` takes an hour from scratch; `history` builds gigabytes of history. */
+const ON_REQUEST = new Set(['mutation', 'history']);
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !BENCHES[w]);

@@ -41,7 +41,11 @@ export const INPUTS = {
   'jobs.show': JobId,
   'jobs.post': JobInputSchema,
   'jobs.cancel': JobId,
-  'runs.list': z.strictObject({ day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional() }),
+  'runs.list': z.strictObject({
+    day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional(),
+    after: z.string().regex(/^[\w.-]{1,80}$/, 'a run id (the last of the previous page)').optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  }),
   'runs.show': RunId,
   'runs.log': z.strictObject({ id: RunId.shape.id, stream: z.enum(['stdout', 'stderr']).optional(), tailBytes: z.coerce.number().int().min(1).max(4 * 1024 * 1024).optional() }),
   'workers.list': Empty,
@@ -114,13 +118,13 @@ export function makeMethods(engine: Engine) {
       await engine.cancelJob(a.id);
       return getJob(store, a.id);
     },
-    'runs.list': (a: { day?: string }) => {
+    // A page of the day (default 5,000 runs); the next page starts after the last id returned.
+    'runs.list': (a: { day?: string; after?: string; limit?: number }) => {
       const from = a.day ? new Date(`${a.day}T00:00:00`).getTime() : new Date(new Date(now()).setHours(0, 0, 0, 0)).getTime();
       const to = from + 86_400_000;
-      return store.runs
-        .since(from)
-        .filter((r) => r.createdAt < to)
-        .map((r) => ({ ...runSummary(r), routineId: r.routineId, kind: r.kind }));
+      const page = store.runs.dayPage(from, to, a.after ?? null, a.limit ?? 5000);
+      if (!page) throw invalid({ path: 'after', message: `unknown run ${a.after}` });
+      return page.map((r) => ({ ...runSummary(r), routineId: r.routineId, kind: r.kind }));
     },
     'runs.show': (a: { id: string }) => {
       const run = store.runs.get(a.id);

@@ -101,6 +101,16 @@ export class RunStore {
           UNION ALL SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
           UNION ALL SELECT rowid AS rid, * FROM runs WHERE ended_at >= @from AND created_at < @from AND status NOT IN ${ACTIVE})
         ORDER BY created_at, rid`),
+      // A day's runs a page at a time: created in the day, in creation order, after a cursor. The
+      // first page also carries the runs created before the day that were open or ended in it.
+      dayCarried: db.prepare(`SELECT * FROM (
+          SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          UNION ALL SELECT rowid AS rid, * FROM runs WHERE ended_at >= @from AND created_at < @from AND status NOT IN ${ACTIVE})
+        ORDER BY created_at, rid`),
+      dayPage: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE created_at >= @from AND created_at < @to
+          AND (created_at > @afterAt OR (created_at = @afterAt AND rowid > @afterRid))
+        ORDER BY created_at, rowid LIMIT @limit`),
+      cursorOf: db.prepare(`SELECT created_at AS at, rowid AS rid FROM runs WHERE id = ?`),
       recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       heartbeat: db.prepare(`UPDATE runs SET heartbeat_at = ? WHERE id = ? AND (heartbeat_at IS NULL OR heartbeat_at < ?)`),
       countByStatus: db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`),
@@ -157,6 +167,27 @@ export class RunStore {
   /** Runs created since `from`, plus any still open or ended since then (today's view). */
   since(from: number): RunRow[] {
     return (this.s.since.all({ from }) as RunRecord[]).map(toRun);
+  }
+
+  /**
+   * Runs of the day [from, to) in creation order, `limit` at a time; `after` is the id of the last run
+   * of the previous page (null: the first page, which also holds runs begun before the day that were
+   * open or ended in it). Unknown `after`: null.
+   */
+  dayPage(from: number, to: number, after: string | null, limit: number): RunRow[] | null {
+    let afterAt = from - 1;
+    let afterRid = 0;
+    const out: RunRow[] = [];
+    if (after !== null) {
+      const c = this.s.cursorOf.get(after) as { at: number; rid: number } | undefined;
+      if (!c) return null;
+      afterAt = c.at;
+      afterRid = c.rid;
+    } else {
+      out.push(...(this.s.dayCarried.all({ from }) as RunRecord[]).map(toRun));
+    }
+    out.push(...(this.s.dayPage.all({ from, to, afterAt, afterRid, limit }) as RunRecord[]).map(toRun));
+    return out;
   }
 
   recentRealtime(routineId: string, limit: number): RunRow[] {

@@ -84,6 +84,9 @@ export interface DispatcherDeps {
 
 const RETRYABLE = (status: number) => status >= 500 || status === 408 || status === 425 || status === 429;
 
+/** Events turned into notices per turn of the event loop. */
+const SCAN_SLICE = 2000;
+
 export class WebhookDispatcher {
   readonly opts: WebhookOptions;
   private wh: WebhookStore | null = null;
@@ -161,9 +164,16 @@ export class WebhookDispatcher {
     const { store } = this.deps;
     let queued = 0;
     const logs: NewEvent[] = [];
-    for (;;) {
+    // A backlog (events written while no daemon read them) is read in slices between passes and
+    // API calls, never in one block: what is left goes on at the next turn of the event loop.
+    for (let read = 0; ; ) {
+      if (read >= SCAN_SLICE) {
+        this.nudge();
+        break;
+      }
       const cursor = wh.cursor();
       const rows = store.events.after(Math.max(0, cursor), 500);
+      read += rows.length;
       if (rows.length === 0) break;
       store.tx(() => {
         for (const e of rows) {

@@ -24,17 +24,20 @@ export interface Notice {
 }
 
 const ERROR_TYPES = new Set(['run:failed', 'run:launch-failed', 'run:refused', 'routine:crash-loop', 'routine:silent']);
+const NOTICE_TYPES = new Set([...ERROR_TYPES, 'run:delayed', 'run:exited', 'run:completed']);
 
 /** The notices one event gives (zero or one), updating the trouble state. Call inside a transaction. */
 export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice | null {
-  if (!e.routineId) return null;
+  // Most events (submitted, running, …) say nothing a receiver hears about: no read for them.
+  if (!e.routineId || !NOTICE_TYPES.has(e.type)) return null;
   const routineId = e.routineId;
-  const run = e.runId ? store.runs.get(e.runId) : null;
+  let read: RunRow | null | undefined;
+  const runOf = (): RunRow | null => (read === undefined ? (read = e.runId ? store.runs.get(e.runId) : null) : read);
   const make = (event: WebhookEvent, message: string): Notice => ({
     key: `tend-${e.id}-${event}`,
     event,
     routineId,
-    run,
+    run: runOf(),
     def: store.routines.get(routineId),
     message,
     at: e.at,
@@ -42,6 +45,7 @@ export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice |
   });
 
   if (ERROR_TYPES.has(e.type)) {
+    const run = runOf();
     if (!run || run.status !== 'ERROR') return null;
     const t = wh.trouble(routineId);
     if (t?.event === 'error' && t.runId && t.runId !== run.id) {
@@ -57,17 +61,20 @@ export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice |
     return make('error', `${routineId}: ${e.message}`);
   }
   if (e.type === 'run:delayed') {
+    const run = runOf();
     if (!run || run.status !== 'DELAYED') return null;
     wh.setTrouble(routineId, 'delayed', run.id, e.at);
     return make('delayed', `${routineId}: ${e.message}`);
   }
   if (e.type === 'run:exited') {
+    const run = runOf();
     if (!run || run.kind !== 'realtime') return null;
     wh.setTrouble(routineId, 'restart', run.id, e.at);
     return make('restart', `${routineId} ${e.message}; Tend starts it again`);
   }
   if (e.type === 'run:completed') {
     const t = wh.trouble(routineId);
+    const run = t ? runOf() : null;
     if (!t || !run) return null;
     wh.clearTrouble(routineId);
     return make('recover', `${routineId} recovered: run ${run.id} completed (after ${t.event})`);

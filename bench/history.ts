@@ -1,0 +1,235 @@
+// `npm run bench history`: the same work on a data dir with a month of history and on one with the
+// same routines and none, in the same run. 100 every-minute + 1,000 every-5-minute routines;
+// TEND_BENCH_HISTORY_DAYS (default 30) days of finished runs. Goals (issue 13): every CLI command
+// and API route ≤ 1.5× its empty-dir time, daemon start → first pass < 1 s, pass median ≤ 1.2×,
+// bytes per stored run small, idle RSS ≤ 1.1×.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { ManualClock } from '../main/engine/clock.js';
+import { Scheduler } from '../main/engine/scheduler/scheduler.js';
+import { checkIntegrity } from '../main/engine/store/integrity.js';
+import { Store } from '../main/engine/store/store.js';
+import { benchRoutines, buildEmpty, buildHistory } from './history-build.js';
+import { NoopBackend } from './noop-backend.js';
+import { median, round } from './stats.js';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
+const ROUTINE = 'bench@host:minute/0';
+
+const log = (s: string) => process.stderr.write(`  history: ${s}\n`);
+
+function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  // `daemon status` exits 1 without a daemon: timed all the same.
+  const r = spawnSync(process.execPath, [CLI, ...args], { env, stdio: 'ignore' });
+  if (r.status === null || r.status > 1) throw new Error(`tend ${args.join(' ')} failed (${r.status ?? r.signal})`);
+  return performance.now() - t0;
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const CLI_COMMANDS: Record<string, string[]> = {
+  'routine list --json': ['routine', 'list', '--json'],
+  'routine show ID --json': ['routine', 'show', ROUTINE, '--json'],
+  'daemon status --json': ['daemon', 'status', '--json'],
+  'job post -- /bin/true': ['job', 'post', '--json', '--', '/bin/true'],
+  'schedule export': ['schedule', 'export'],
+};
+
+function measureCli(dir: string, reps: number): Record<string, number> {
+  const env = { ...process.env, TEND_DATA_DIR: dir };
+  const out: Record<string, number> = {};
+  for (const [name, args] of Object.entries(CLI_COMMANDS)) out[name] = round(median(Array.from({ length: reps }, () => wallMs(args, env))), 1);
+  return out;
+}
+
+const ROUTES = ['/api/routines', `/api/routines/${encodeURIComponent(ROUTINE)}`, '/api/schedules', '/api/jobs', '/api/runs', '/api/workers', '/api/daemon/status', '/api/events/recent', '/metrics'];
+
+interface Api {
+  url: string;
+  token: string;
+}
+
+async function get(api: Api, path: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${api.token}` } });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+  return performance.now() - t0;
+}
+
+async function until<T>(fn: () => T | null, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = fn();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Start the daemon, time its first pass, probe the API while it starts, then the routes and idle RSS. */
+async function measureDaemon(dir: string, keepDays: number, reps: number) {
+  const env = { ...process.env, TEND_DATA_DIR: dir, TEND_KEEP_DAYS: String(keepDays), TEND_DAEMON_INTERVAL_MS: '1000' };
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
+  try {
+    await until(() => {
+      const s = JSON.parse(readFileSync(join(dir, 'daemon.state.json'), 'utf8')) as { pid: number; lastPass: unknown };
+      return s.pid === child.pid && s.lastPass ? true : null;
+    }, 60_000, 'the first pass');
+    const firstPassMs = performance.now() - t0;
+    const a = JSON.parse(readFileSync(join(dir, 'api.json'), 'utf8')) as { url: string; token: string };
+    const api: Api = { url: a.url, token: a.token };
+    // While the first seconds' work (the retention's slices, catch-up) goes on: the API's worst answer.
+    const during: number[] = [];
+    const probeUntil = performance.now() + 8000;
+    while (performance.now() < probeUntil) {
+      during.push(await get(api, '/api/daemon/status'));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const routes: Record<string, number> = {};
+    for (const r of ROUTES) {
+      await get(api, r);
+      routes[r] = round(median(await sequential(reps, () => get(api, r))), 1);
+    }
+    const doctorFirstMs = round(await get(api, '/api/daemon/doctor'), 1);
+    await new Promise((r) => setTimeout(r, 3000));
+    const rss: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      rss.push(rssMiB(child.pid!));
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return { firstPassMs: round(firstPassMs, 0), apiDuringStartMaxMs: round(Math.max(...during), 1), apiDuringStartMedianMs: round(median(during), 1), routes, doctorFirstMs, idleRssMiB: round(median(rss), 1) };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+async function sequential(n: number, fn: () => Promise<number>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(await fn());
+  return out;
+}
+
+/** The bench `pass` workload on this data dir: 100 routines made due per pass, a backend that finishes at once. */
+async function measurePass(dir: string, passes: number): Promise<{ medianMs: number; stepMedianMs: Record<string, number> }> {
+  const store = Store.open(join(dir, 'tend.db'));
+  try {
+    const clock = new ManualClock(Date.now());
+    const scheduler = new Scheduler(store, clock, new Map([['local', new NoopBackend()]]), {
+      maxParallel: 100_000, leaseTimeoutMs: 60_000, killGraceMs: 1000, misfireAfterMs: 3_600_000, misfireAllCap: 10, computer: 'bench@host', owner: 'bench', dataDir: dir,
+    });
+    const ids = benchRoutines().map((r) => r.id);
+    const makeDue = store.db.prepare(`UPDATE triggers SET next_run_at = ? WHERE routine_id = ?`);
+    await scheduler.pass();
+    const times: number[] = [];
+    const steps: Record<string, number[]> = {};
+    for (let p = 0; p < passes; p++) {
+      clock.advance(1000);
+      const now = clock.now();
+      store.tx(() => {
+        for (let k = 0; k < 100; k++) makeDue.run(now - 10, ids[(p * 100 + k) % ids.length]);
+      });
+      const t0 = performance.now();
+      const report = await scheduler.pass();
+      times.push(performance.now() - t0);
+      for (const [k, v] of Object.entries(report.steps)) (steps[k] ??= []).push(v);
+    }
+    return { medianMs: round(median(times)), stepMedianMs: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, round(median(v))])) };
+  } finally {
+    store.close();
+  }
+}
+
+function sizes(dir: string): { bytes: number; byObject: Record<string, number> | null } {
+  const file = join(dir, 'tend.db');
+  let byObject: Record<string, number> | null = null;
+  try {
+    const db = new Database(file, { readonly: true });
+    byObject = Object.fromEntries((db.prepare(`SELECT name, SUM(pgsize) AS b FROM dbstat GROUP BY name ORDER BY b DESC LIMIT 14`).all() as { name: string; b: number }[]).map((r) => [r.name, r.b]));
+    db.close();
+  } catch {
+    // dbstat not compiled in: the file size alone.
+  }
+  return { bytes: statSync(file).size, byObject };
+}
+
+const ratio = (a: number, b: number) => round(a / b, 2);
+
+export async function benchHistory() {
+  const days = Number(process.env.TEND_BENCH_HISTORY_DAYS ?? 30);
+  const reps = Number(process.env.TEND_BENCH_HISTORY_REPS ?? 5);
+  // One day less kept than built: the history daemon starts with a day of runs to remove.
+  const keepDays = Math.max(1, Math.ceil(days) - 1);
+  const root = mkdtempSync(join(os.tmpdir(), 'tend-bench-history-'));
+  const emptyDir = join(root, 'empty');
+  const historyDir = join(root, 'history');
+  try {
+    const now = Date.now();
+    buildEmpty(emptyDir, now);
+    const b0 = performance.now();
+    const runs = buildHistory(historyDir, now, days, log);
+    const buildS = round((performance.now() - b0) / 1000, 1);
+    log(`built ${runs} runs in ${buildS} s`);
+    const empty = sizes(emptyDir);
+    const full = sizes(historyDir);
+    const integrity = await checkIntegrity(join(historyDir, 'tend.db'));
+
+    log('CLI…');
+    const cliEmpty = measureCli(emptyDir, reps);
+    const cliHistory = measureCli(historyDir, reps);
+    log('daemon…');
+    const dEmpty = await measureDaemon(emptyDir, keepDays, reps);
+    const dHistory = await measureDaemon(historyDir, keepDays, reps);
+    log('pass…');
+    const passEmpty = await measurePass(emptyDir, 30);
+    const passHistory = await measurePass(historyDir, 30);
+
+    const cli = Object.fromEntries(Object.keys(CLI_COMMANDS).map((k) => [k, { emptyMs: cliEmpty[k], historyMs: cliHistory[k], ratio: ratio(cliHistory[k]!, cliEmpty[k]!) }]));
+    const api = Object.fromEntries(ROUTES.map((r) => [r, { emptyMs: dEmpty.routes[r], historyMs: dHistory.routes[r], ratio: ratio(dHistory.routes[r]!, dEmpty.routes[r]!) }]));
+    const worst = (o: Record<string, { ratio: number }>) => Math.max(...Object.values(o).map((x) => x.ratio));
+    return {
+      name: 'history',
+      description: `100 every-minute + 1,000 every-5-minute routines: ${days} days of history (${runs} runs) against none, same run; history daemon keeps ${keepDays} days (a day to remove at start)`,
+      days,
+      runs,
+      buildSeconds: buildS,
+      dbBytes: { empty: empty.bytes, history: full.bytes },
+      bytesPerRun: round((full.bytes - empty.bytes) / Math.max(1, runs), 0),
+      largestObjects: full.byObject,
+      integrityCheckMs: round(integrity.ms, 0),
+      cli,
+      api,
+      doctorFirstCallMs: { empty: dEmpty.doctorFirstMs, history: dHistory.doctorFirstMs, note: 'reads every page (the full check), off the event loop; reused for 10 minutes' },
+      daemonStartToFirstPassMs: { empty: dEmpty.firstPassMs, history: dHistory.firstPassMs },
+      apiDuringStartMs: { empty: { max: dEmpty.apiDuringStartMaxMs, median: dEmpty.apiDuringStartMedianMs }, history: { max: dHistory.apiDuringStartMaxMs, median: dHistory.apiDuringStartMedianMs } },
+      passMedianMs: { empty: passEmpty.medianMs, history: passHistory.medianMs, ratio: ratio(passHistory.medianMs, passEmpty.medianMs), stepsEmpty: passEmpty.stepMedianMs, stepsHistory: passHistory.stepMedianMs },
+      idleRssMiB: { empty: dEmpty.idleRssMiB, history: dHistory.idleRssMiB, ratio: ratio(dHistory.idleRssMiB, dEmpty.idleRssMiB) },
+      goals: {
+        cliRatio: { goal: 1.5, worst: worst(cli), met: worst(cli) <= 1.5 },
+        apiRatio: { goal: 1.5, worst: worst(api), met: worst(api) <= 1.5 },
+        startToFirstPassMs: { goal: 1000, history: dHistory.firstPassMs, met: dHistory.firstPassMs < 1000 },
+        apiDuringStartMs: { goal: 1000, history: dHistory.apiDuringStartMaxMs, met: dHistory.apiDuringStartMaxMs < 1000 },
+        passRatio: { goal: 1.2, value: ratio(passHistory.medianMs, passEmpty.medianMs), met: passHistory.medianMs / passEmpty.medianMs <= 1.2 },
+        idleRssRatio: { goal: 1.1, value: ratio(dHistory.idleRssMiB, dEmpty.idleRssMiB), met: dHistory.idleRssMiB / dEmpty.idleRssMiB <= 1.1 },
+      },
+      loadavg: os.loadavg().map((x) => round(x, 2)),
+    };
+  } finally {
+    if (!process.env.TEND_BENCH_KEEP) rmSync(root, { recursive: true, force: true });
+    else log(`kept ${root}`);
+  }
+}
