@@ -1,6 +1,7 @@
 // External routines are started by nobody: they report over the API (here through `tend report`)
 // and are watched like any other routine — late batch runs are DELAYED, a silent realtime routine
 // is ERROR. A worker token may only report for routines of its own computer.
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, killTracked, Pool, readState, runDirsUnder, scratch, tend, waitFor, type RunRecord } from './harness.js';
 
@@ -69,6 +70,34 @@ describe('external routines', () => {
     expect(Object.fromEntries(runsOf('u@ext:multi').map((r) => [r.id, r.status]))).toEqual({ 'a-1': 'RUNNING', 'b-1': 'COMPLETED' });
     reportOk('u@ext:multi', 'fail', '--run-id', 'a-1', '--exit-code', '1');
     expect(Object.fromEntries(runsOf('u@ext:multi').map((r) => [r.id, r.status]))).toEqual({ 'a-1': 'ERROR', 'b-1': 'COMPLETED' });
+  });
+
+  it('run ids are per routine: two routines may both use one; a finished run id is not started again', () => {
+    pool.tendOk('routine', 'add', 'u@ext:left', '--external', '--every', '1h');
+    pool.tendOk('routine', 'add', 'u@ext:right', '--external', '--every', '1h');
+    reportOk('u@ext:left', 'start', '--run-id', 'daily');
+    expect(reportOk('u@ext:right', 'start', '--run-id', 'daily')).toMatch(/start reported \(run \S+, RUNNING\)/);
+    reportOk('u@ext:right', 'complete', '--run-id', 'daily');
+    expect(runsOf('u@ext:left').map((r) => [r.id, r.status])).toEqual([['daily', 'RUNNING']]);
+    expect(runsOf('u@ext:right').map((r) => r.status)).toEqual(['COMPLETED']);
+    const again = report('u@ext:right', 'start', '--run-id', 'daily');
+    expect(again.code).toBe(1);
+    // The id as typed, not the URL-encoded path it went by.
+    expect(again.stderr).toBe('tend: u@ext:right start: run daily of u@ext:right has ended already (COMPLETED): report start with a new run id\n');
+    expect(runsOf('u@ext:right').map((r) => r.status)).toEqual(['COMPLETED']);
+    reportOk('u@ext:left', 'complete', '--run-id', 'daily');
+    expect(runsOf('u@ext:left').map((r) => [r.id, r.status])).toEqual([['daily', 'COMPLETED']]);
+  });
+
+  it('an address that does not answer is named, with what to check (not "fetch failed")', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as AddressInfo).port;
+    await new Promise((r) => srv.close(r));
+    const r = tend(pool.dataDir, ['report', 'u@ext:sync', 'heartbeat'], { TEND_SERVER: `http://127.0.0.1:${port}`, TEND_TOKEN: 'x' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`tend: u@ext:sync heartbeat: no answer from http://127.0.0.1:${port} (ECONNREFUSED): check that the daemon runs there`);
   });
 
   it('turns a realtime external routine whose heartbeats stop into ERROR (Tend cannot restart it)', async () => {

@@ -7,7 +7,8 @@ export class ApiClient {
     private readonly token: string,
   ) {}
 
-  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  /** `what` names the call in errors as the user would (`u@host:sync start`); default: method and path. */
+  async call<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, what = `${method} ${decodeURIComponent(path)}`): Promise<T> {
     // One controller per request: Node 20's fetch leaves a listener on a signal shared by many requests.
     const own = new AbortController();
     const abort = () => own.abort();
@@ -20,8 +21,15 @@ export class ApiClient {
         init.headers = { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
         init.body = JSON.stringify(body);
       }
-      res = await fetch(new URL(path, this.server), init);
-      text = await res.text();
+      try {
+        res = await fetch(new URL(path, this.server), init);
+        text = await res.text();
+      } catch (err) {
+        if (own.signal.aborted) throw err;
+        // "fetch failed" says nothing: name the address and what to check.
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        throw new TendError('UNAVAILABLE', `${what}: no answer from ${this.server} (${cause?.code ?? cause?.message ?? (err as Error).message}): check that the daemon runs there (tend daemon status on its host) and that the address (--server, TEND_SERVER) is right`);
+      }
     } finally {
       signal?.removeEventListener('abort', abort);
     }
@@ -29,11 +37,11 @@ export class ApiClient {
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new TendError('UNAVAILABLE', `${method} ${path}: HTTP ${res.status}, not JSON`);
+      throw new TendError('UNAVAILABLE', `${what}: ${this.server} answered HTTP ${res.status}, not JSON: is it a Tend daemon?`);
     }
     if (!parsed.ok) {
       const e = parsed.error ?? { code: 'INTERNAL', message: `HTTP ${res.status}` };
-      throw new TendError(res.status === 401 || res.status === 403 || res.status === 409 ? 'REFUSED' : res.status >= 500 ? 'UNAVAILABLE' : 'INVALID', `${method} ${path}: ${e.message}`);
+      throw new TendError(res.status === 401 || res.status === 403 || res.status === 409 ? 'REFUSED' : res.status >= 500 ? 'UNAVAILABLE' : 'INVALID', `${what}: ${e.message}`);
     }
     return parsed.value as T;
   }

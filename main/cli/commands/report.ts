@@ -34,7 +34,7 @@ export function register(program: Command): void {
         const { expandRoutineId } = await import('../../engine/domain/schema.js');
         const { ApiClient } = await import('../../../worker/remote/client.js');
         const full = expandRoutineId(id);
-        const value = await new ApiClient(server, token).call<{ runId: string | null; status: string | null }>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body);
+        const value = await new ApiClient(server, token).call<{ runId: string | null; status: string | null }>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body, undefined, `${full} ${act}`);
         print(o.json, value, () => `${full}: ${act} reported${value.runId ? ` (run ${value.runId}, ${value.status})` : ''}`);
       }),
     );

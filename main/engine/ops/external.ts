@@ -1,6 +1,7 @@
 // External routines are started by nobody: they report `start`, `heartbeat`, `complete`, `fail`
 // and `log` over the API, each with an optional run id so overlapping runs stay apart. They are
 // monitored like any other routine (late → DELAYED; realtime silence → ERROR).
+import { createHash } from 'node:crypto';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound, TendError } from '../errors.js';
 import { moveRun } from '../scheduler/moves.js';
@@ -26,11 +27,32 @@ function externalRoutine(store: Store, id: string): RoutineDef {
   return def;
 }
 
+/**
+ * Run ids an external routine chooses are its own: two routines may both call a run `1`. The id
+ * is stored as given; when another routine's run has it already, as `ext.<routine hash>.<id>`
+ * (within the 80 characters of a run id).
+ */
+export function externalRunId(routineId: string, runId: string): string {
+  return `ext.${createHash('sha256').update(routineId).digest('hex').slice(0, 8)}.${runId}`;
+}
+
+/** A run of this routine by the id the routine gave it. */
+function ownRun(store: Store, def: RoutineDef, runId: string): RunRow | null {
+  const plain = store.runs.get(runId);
+  if (plain && plain.routineId === def.id) return plain;
+  const spaced = store.runs.get(externalRunId(def.id, runId));
+  return spaced && spaced.routineId === def.id ? spaced : null;
+}
+
+function freshRunId(store: Store, def: RoutineDef, runId: string): string {
+  return store.runs.get(runId) ? externalRunId(def.id, runId) : runId;
+}
+
 /** The run a report is about: the given run id, else the routine's open run. */
 function target(store: Store, def: RoutineDef, runId: string | undefined): RunRow | null {
   if (runId) {
-    const run = store.runs.get(runId);
-    if (!run || run.routineId !== def.id) throw notFound(`run ${runId} of ${def.id}`);
+    const run = ownRun(store, def, runId);
+    if (!run) throw notFound(`run ${runId} of ${def.id}`);
     return run;
   }
   const open = store.runs.activeFor(def.id);
@@ -48,11 +70,12 @@ export function reportExternal(store: Store, log: (e: NewEvent) => void, id: str
     }
     if (action === 'start') {
       // A run id the routine chose itself keeps overlapping runs apart.
-      const existing = r.runId ? store.runs.get(r.runId) : null;
-      if (existing && existing.routineId !== def.id) throw new TendError('CONFLICT', `run ${r.runId} belongs to ${existing.routineId}`);
+      const existing = r.runId ? ownRun(store, def, r.runId) : null;
+      // A finished run stays finished: starting it again would rewrite its history.
+      if (existing && existing.endedAt !== null) throw new TendError('CONFLICT', `run ${r.runId} of ${def.id} has ended already (${existing.status}): report start with a new run id`);
       let run = existing ?? (def.kind === 'batch' ? store.runs.activeFor(def.id).find((x) => x.status === 'PENDING' || x.status === 'DELAYED') ?? null : null);
       if (!run) {
-        run = newRun(def, now, now, { id: r.runId });
+        run = newRun(def, now, now, { id: r.runId ? freshRunId(store, def, r.runId) : undefined });
         store.runs.insert(run);
       }
       if (run.status === 'PENDING' || run.status === 'DELAYED') moveRun(store, run.id, run.kind, 'launch', { reason: null });

@@ -49,7 +49,7 @@ const Report = z.strictObject({
 });
 const ReportsBody = z.strictObject({ ...WorkerInfo, reports: z.array(Report).max(1000) });
 const ExternalParams = z.strictObject({ id: z.string().min(1).max(500), action: z.enum(['start', 'heartbeat', 'complete', 'fail', 'log']) });
-const ExternalBody = z.strictObject({ runId: z.string().regex(/^[\w.-]{1,80}$/, 'letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
+const ExternalBody = z.strictObject({ runId: z.string().regex(/^[\w.-]{1,64}$/, 'at most 64 letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
 
 const CommandsResult = z.object({
   commands: z.array(z.object({ id: z.number().int(), kind: z.enum(['start', 'cancel']), payload: z.record(z.string(), z.unknown()), expiresAt: z.number().int().describe('epoch milliseconds') })),
