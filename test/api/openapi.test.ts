@@ -1,7 +1,9 @@
-// The OpenAPI document is the server's truth: a standard validator (swagger-parser) accepts it, and
+// The OpenAPI document is the server's truth: standard validators (swagger-parser, Redocly's
+// recommended rules) accept it, and
 // every documented GET answers a real daemon process gives — and the error statuses it really
 // returns — match the documented media type and response schema (ajv, JSON Schema 2020-12).
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPUTER, startDaemon, type Daemon } from '../e2e/daemon.js';
@@ -115,6 +117,12 @@ describe('the OpenAPI document', () => {
         for (const [status, r] of Object.entries(op.responses as Json)) for (const m of Object.values((r as Json).content ?? {})) expect(() => ajv.compile((m as Json).schema), `${method} ${path} ${status}`).not.toThrow();
       }
     }
+  });
+
+  it('passes Redocly’s recommended rules with no error or warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`)).toEqual([]);
   });
 
   it('documents the query of GET routes as query parameters and no body on routes that take only their path id', () => {

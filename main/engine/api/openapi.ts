@@ -38,7 +38,13 @@ const EXTRA_DOCS: Record<keyof typeof EXTRA_ROUTES, Omit<RouteDoc, keyof RouteSp
   health: { result: HealthSchema },
   events: { query: EventsQuery, raw: { type: 'text/event-stream', schema: { type: 'string' }, description: STREAM_EVENTS.events } },
   follow: { params: z.object({ id: INPUTS['runs.show'].shape.id }), query: FollowQuery, raw: { type: 'text/event-stream', schema: { type: 'string' }, description: STREAM_EVENTS.follow } },
-  openapi: { raw: { type: 'application/json', schema: { type: 'object', required: ['openapi', 'info', 'paths'] }, description: 'This document (OpenAPI 3.1)' } },
+  openapi: {
+    raw: {
+      type: 'application/json',
+      schema: { type: 'object', properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } }, required: ['openapi', 'info', 'paths'] },
+      description: 'This document (OpenAPI 3.1)',
+    },
+  },
 };
 
 /** A contract route's doc: its one input schema split into path, query or body as the route takes it. */
@@ -124,6 +130,8 @@ export function openApiDocument(registered: { method: string; url: string; scope
       description: 'Every capability of the Tend daemon. Authorization: Bearer <token from api.json>.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
+    // Relative: the document is served by the daemon it describes, at the address in api.json.
+    servers: [{ url: '/', description: 'the daemon serving this document' }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Error: schema(ErrorEnvelope) },
