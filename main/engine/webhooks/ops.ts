@@ -4,8 +4,10 @@ import { z } from 'zod';
 import { expandRoutineId, zodIssues } from '../domain/schema.js';
 import { invalid, notFound, TendError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { hasWebhookTables, WEBHOOK_EVENTS, WebhookStore, type Delivery, type DeliveryState, type Webhook, type WebhookEvent } from './store.js';
+import { hasWebhookTables, WEBHOOK_EVENTS, WebhookStore, type Webhook, type WebhookEvent } from './store.js';
 import { redactUrl, urlProblem } from './url.js';
+
+export { deliveryLog, listWebhooks, viewDelivery, type DeliveryLog, type DeliveryView } from './view.js';
 
 export const WebhookInputSchema = z.strictObject({
   url: z.string().superRefine((v, ctx) => {
@@ -45,27 +47,6 @@ export interface WebhookView {
   createdAt: string;
 }
 
-export interface DeliveryView {
-  id: number;
-  webhookId: number;
-  url: string;
-  event: WebhookEvent;
-  routineId: string | null;
-  runId: string | null;
-  state: DeliveryState;
-  attempts: number;
-  nextAttemptAt: string | null;
-  statusCode: number | null;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface DeliveryLog {
-  counts: Record<DeliveryState, number>;
-  deliveries: DeliveryView[];
-}
-
 function webhooks(store: Store): WebhookStore {
   if (!hasWebhookTables(store.db)) throw new TendError('UNAVAILABLE', 'this database predates webhooks: open it once with a newer Tend (e.g. start the daemon) to upgrade it');
   return new WebhookStore(store.db);
@@ -73,25 +54,6 @@ function webhooks(store: Store): WebhookStore {
 
 export function viewWebhook(h: Webhook, showUrl = false): WebhookView {
   return { id: h.id, url: showUrl ? h.url : redactUrl(h.url), routineId: h.routineId, events: h.events, signed: h.secret !== null, createdAt: new Date(h.createdAt).toISOString() };
-}
-
-export function viewDelivery(d: Delivery): DeliveryView {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return {
-    id: d.id,
-    webhookId: d.webhookId,
-    url: redactUrl(d.url),
-    event: d.event,
-    routineId: d.routineId,
-    runId: d.runId,
-    state: d.state,
-    attempts: d.attempts,
-    nextAttemptAt: d.state === 'queued' ? iso(d.nextAt) : null,
-    statusCode: d.statusCode,
-    error: d.error,
-    createdAt: iso(d.createdAt)!,
-    updatedAt: iso(d.updatedAt)!,
-  };
 }
 
 export function addWebhook(store: Store, input: unknown, now: number): Webhook {
@@ -107,21 +69,11 @@ export function addWebhook(store: Store, input: unknown, now: number): Webhook {
   return wh.addHook({ url: w.url, routineId, events: w.events, secret: w.secret ?? null }, now);
 }
 
-export function listWebhooks(store: Store): Webhook[] {
-  return hasWebhookTables(store.db) ? new WebhookStore(store.db).hooks() : [];
-}
-
 export function removeWebhook(store: Store, id: number, now: number): Webhook {
   const wh = webhooks(store);
   const h = wh.hook(id);
   if (!h || !wh.removeHook(id, now)) throw notFound(`webhook ${id}`);
   return h;
-}
-
-export function deliveryLog(store: Store, limit = 50): DeliveryLog {
-  if (!hasWebhookTables(store.db)) return { counts: { queued: 0, delivered: 0, failed: 0, dropped: 0 }, deliveries: [] };
-  const wh = new WebhookStore(store.db);
-  return { counts: wh.counts(), deliveries: wh.recent(limit).map(viewDelivery) };
 }
 
 export function parseWebhookId(raw: unknown): number {

@@ -1,6 +1,6 @@
 // The webhook part of `tend daemon status`: receivers, queue and log counts, the latest deliveries.
 import type { Store } from '../store/store.js';
-import { deliveryLog, listWebhooks, type DeliveryView } from './ops.js';
+import { deliveryLog, listWebhooks, type DeliveryView } from './view.js';
 import type { DeliveryState } from './store.js';
 
 export interface WebhookStatus {

@@ -1,0 +1,36 @@
+// A command loads what it runs: `tend daemon status` neither the other command modules nor zod
+// (validation) nor the engine; help still lists every command.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, childEnv, scratch, TEND } from '../helpers/cli.js';
+import { fixture } from '../helpers/local-job.js';
+
+let data: ReturnType<typeof scratch>;
+beforeAll(() => {
+  assertBuilt();
+  data = scratch('tend-lazy-');
+});
+afterAll(() => data.remove());
+
+function modulesOf(args: string[]): { modules: string[]; stdout: string } {
+  const r = spawnSync(process.execPath, ['--import', fixture('list-modules.mjs'), TEND, ...args], { env: childEnv(data.dir), encoding: 'utf8' });
+  const modules = r.stderr.split('\n').filter((l) => l.startsWith('module ')).map((l) => l.slice(7));
+  return { modules, stdout: r.stdout };
+}
+
+describe('lazy command modules', () => {
+  it('daemon status --json loads the daemon command alone, no zod, no engine', () => {
+    const { modules, stdout } = modulesOf(['daemon', 'status', '--json']);
+    expect(JSON.parse(stdout)).toMatchObject({ healthy: false, owner: null });
+    const commands = modules.filter((m) => m.includes('/cli/commands/')).map((m) => m.replace(/.*\/cli\/commands\//, ''));
+    expect(commands).toEqual(['daemon.js']);
+    expect(modules.filter((m) => m.includes('/node_modules/zod/'))).toEqual([]);
+    expect(modules.filter((m) => /\/engine\/(engine|scheduler\/)/.test(m) || m.includes('/node_modules/fastify/'))).toEqual([]);
+  });
+
+  it('--help still lists every command', () => {
+    const { modules, stdout } = modulesOf(['--help']);
+    for (const c of ['routine', 'logs', 'heartbeat', 'schedule', 'job', 'daemon', 'service', 'worker', 'report', 'next', 'mcp', 'webhook']) expect(stdout).toMatch(new RegExp(`^\\s+${c}\\b`, 'm'));
+    expect(modules.filter((m) => m.includes('/cli/commands/')).length).toBe(12);
+  });
+});
