@@ -189,7 +189,6 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     const resources = join(out, 'linux-unpacked', 'resources');
     const launcher = join(resources, 'bin', 'tend');
     expect(statSync(launcher).mode & 0o111).not.toBe(0);
-    expect(existsSync(join(resources, 'bin', 'tend.cmd'))).toBe(true);
     const asar = readAsar(join(resources, 'app.asar'));
     expect(asar.files.has('dist/main/cli/tend.js')).toBe(true);
     // Through a symlink, as /usr/bin/tend from the deb.
