@@ -44,6 +44,10 @@ describe('external routines', () => {
     expect(pool.db.get<{ heartbeat_at: number }>(`SELECT heartbeat_at FROM runs WHERE id = ?`, run!.id)!.heartbeat_at).toBeGreaterThan(before);
     reportOk('u@ext:sync', 'log', '--message', 'fetched 120 rows');
     expect(pool.db.events('external:log').map((e) => [e.run_id, e.message])).toContainEqual([run!.id, 'fetched 120 rows']);
+    // What it sent is its log.
+    const logs = tend(pool.dataDir, ['logs', 'u@ext:sync']);
+    expect(logs.stdout).toMatch(/^\S+Z fetched 120 rows\n$/);
+    expect(logs.stderr).toContain(`run ${run!.id} (RUNNING`);
     reportOk('u@ext:sync', 'complete');
     expect(runsOf('u@ext:sync').map((r) => [r.id, r.status, r.exit_code])).toEqual([[run!.id, 'COMPLETED', 0]]);
     // Tend started nothing for it: no command, no job directory.

@@ -1,5 +1,18 @@
 import type { Command } from 'commander';
+import type { RunRow } from '../../engine/domain/types.js';
+import type { Store } from '../../engine/store/store.js';
 import { action, usage, withStore } from '../io.js';
+
+/** The lines an external run sent with `tend report … log`, oldest first; null for a run Tend started. */
+function externalLog(store: Store, run: RunRow): string | null {
+  if (!store.routines.get(run.routineId)?.external) return null;
+  const lines = store.events
+    .forRoutine(run.routineId, 10_000)
+    .filter((e) => e.type === 'external:log' && e.runId === run.id)
+    .reverse()
+    .map((e) => `${new Date(e.at).toISOString()} ${e.message}\n`);
+  return lines.join('');
+}
 
 export interface PrintLogsOptions {
   runDir: string | null;
@@ -58,8 +71,27 @@ export function register(program: Command): void {
       action(async (ref: string, o: { stream: string; tail?: string; follow?: boolean }) => {
         const { expandRoutineId } = await import('../../engine/domain/schema.js');
         const { notFound } = await import('../../engine/errors.js');
-        const run = await withStore((s) => s.runs.get(ref) ?? s.runs.latest(expandRoutineId(ref)) ?? s.runs.latest(ref));
-        if (!run) throw notFound(`routine or run ${ref}`);
+        const found = await withStore((s) => {
+          const byId = s.runs.get(ref);
+          if (byId) return { run: byId, newest: byId, externalLines: externalLog(s, byId) };
+          const routineId = s.routines.get(expandRoutineId(ref)) ? expandRoutineId(ref) : ref;
+          const newest = s.runs.latest(routineId);
+          if (!newest) return null;
+          // A queued retry has no output yet: the latest run that has some is what is worth reading.
+          const run = newest.runDir || s.routines.get(routineId)?.external ? newest : (s.runs.history(routineId, 50).find((r) => r.runDir !== null) ?? newest);
+          return { run, newest, externalLines: externalLog(s, run) };
+        });
+        if (!found) throw notFound(`routine or run ${ref}`);
+        const { run, newest, externalLines } = found;
+        const what = `run ${run.id} (${run.status}, attempt ${run.attempt}, scheduled ${new Date(run.scheduledAt).toISOString()})`;
+        // Which run this is goes to stderr: stdout stays the log itself.
+        if (newest.id !== run.id) process.stderr.write(`tend: ${what}; the newest, run ${newest.id} (${newest.status}${newest.notBefore ? ` at ${new Date(newest.notBefore).toISOString()}` : ''}), has no output yet\n`);
+        else if (run.runDir || externalLines) process.stderr.write(`tend: ${what}\n`);
+        if (externalLines !== null) {
+          // An external routine's output is what it sent with `tend report ID log`.
+          process.stdout.write(externalLines);
+          return;
+        }
         await printLogs({
           runDir: run.runDir,
           label: `run ${run.id}`,

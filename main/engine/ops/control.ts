@@ -25,10 +25,17 @@ function routine(store: Store, id: string): RoutineDef {
   return def;
 }
 
+/** An observe-only schedule sends no command: a run queued there would only fire later, on activate. */
+function refuseObserved(store: Store, def: RoutineDef, verb: string): void {
+  if (store.routines.schedule(def.schedule)?.mode !== 'observe') return;
+  throw new TendError('REFUSED', `cannot ${verb} ${def.id}: its schedule ${def.schedule} is observe-only, so Tend starts nothing there (tend schedule activate ${def.schedule} first)`);
+}
+
 /** Queue a manual run (batch: PENDING, ignoring the timing; realtime: a new instance). */
 export function runNow(d: ControlDeps, id: string): RunRow {
   const def = routine(d.store, id);
   if (def.external) throw new TendError('REFUSED', `${id} is external: Tend never starts it; it reports over the API`);
+  refuseObserved(d.store, def, 'run');
   const now = d.now();
   const active = d.store.runs.activeFor(id);
   if (def.kind === 'realtime' && active.length > 0) throw new TendError('CONFLICT', `${id} is already ${active[0]!.status} (use restart)`);
@@ -72,6 +79,7 @@ export async function stopRoutine(d: ControlDeps, id: string, reason = 'stopped 
 export async function restartRoutine(d: ControlDeps, id: string): Promise<{ stopped: RunRow[]; started: RunRow }> {
   const def = routine(d.store, id);
   if (def.external) throw new TendError('REFUSED', `${id} is external: Tend cannot restart it`);
+  refuseObserved(d.store, def, 'restart');
   const stopped = await stopRoutine(d, id, 'restarted by hand');
   const started = runNow(d, id);
   return { stopped, started };
