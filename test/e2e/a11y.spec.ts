@@ -19,6 +19,8 @@ test.beforeAll(async () => {
   await d.api('routines.create', { id: failing, name: 'Offsite backup', command: fail, in: '1s', retry: 'none' });
   await d.api('routines.create', { id: good, name: 'Daily report', command: ok, cron: '0 6 * * *' });
   await d.api('routines.create', { id: live, name: 'Ticker', command: tick, realtime: true });
+  // A dependent: the Routine page lists it under Downstream (a status chip and a link).
+  await d.api('routines.create', { id: `${COMPUTER}:backup/verify`, command: ok, cron: '0 7 * * *', after: [failing] });
   for (const part of ['eu', 'us']) await d.api('routines.create', { id: `${COMPUTER}:feeds/${part}`, name: 'Feed import', command: ok, cron: '0 5 * * *' });
   await d.api('routines.create', { id: `${COMPUTER}:watch/other`, schedule: 'lab', command: ok, cron: '0 6 * * *' });
   await d.api('schedules.setMode', { name: 'lab', mode: 'observe' });
@@ -35,6 +37,24 @@ test.afterAll(async () => {
   await d?.stop();
 });
 
+test('today with no routines yet: no serious or critical axe violation in light or dark', async ({ page }) => {
+  const empty = await startDaemon();
+  try {
+    await empty.open(page);
+    await expect(page.getByText('No routines yet')).toBeVisible();
+    const found: string[] = [];
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+      const vs = (await violations(page)).filter(isSerious);
+      if (vs.length) found.push(`${scheme}:\n${describe(vs)}`);
+    }
+    await shoot(page, 'a11y-today-empty');
+    expect(found.join('\n')).toBe('');
+  } finally {
+    await empty.stop();
+  }
+});
+
 const pages: { name: string; route: string; ready: (p: Page) => Promise<void> }[] = [
   { name: 'today', route: '/today', ready: (p) => expect(p.locator(`.routine-row[data-routine="${failing}"]`)).toContainText('ERROR') },
   { name: 'timeline', route: '/timeline', ready: (p) => expect(p.locator(`.gantt-lane[data-routine="${failing}"] .gantt-bar.is-failed`)).toHaveCount(1) },
@@ -43,6 +63,7 @@ const pages: { name: string; route: string; ready: (p: Page) => Promise<void> }[
     route: `/routine/${encodeURIComponent(failing)}`,
     ready: async (p) => {
       await expect(p.locator('.run-details')).toContainText('exit 23');
+      await expect(p.locator('.deps', { hasText: 'backup/verify' })).toBeVisible();
       await p.getByRole('tab', { name: 'stderr' }).click();
       await expect(p.getByTestId('log-body')).toContainText('connection refused');
     },
