@@ -204,7 +204,9 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     const remove = readFileSync(join(REPO, 'build', 'linux', 'after-remove.tpl'), 'utf8');
     expect(install).toContain("ln -sf '/opt/${sanitizedProductName}/resources/bin/tend' '/usr/bin/tend'");
     expect(remove).toContain("if [ \"$(readlink /usr/bin/tend)\" = '/opt/${sanitizedProductName}/resources/bin/tend' ]; then");
-    const config = parse(readFileSync(join(REPO, 'electron-builder.yml'), 'utf8')) as { linux: { executableName: string; syncDesktopName: boolean; desktop: { entry: { StartupWMClass: string } } } };
+    const config = parse(readFileSync(join(REPO, 'electron-builder.yml'), 'utf8')) as { linux: { executableName: string; syncDesktopName: boolean; desktop: { entry: { StartupWMClass: string } } }; electronFuses?: { runAsNode?: boolean } };
+    // The launcher and every child of the app need Electron's RunAsNode fuse left on.
+    expect(config.electronFuses?.runAsNode).not.toBe(false);
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { desktopName: string };
     expect(config.linux.executableName).toBe('tend-desktop');
     expect(config.linux.syncDesktopName).toBe(true);
