@@ -8,6 +8,7 @@ import type { Ctx } from './context.js';
 import { finalizeBatch } from './finalize.js';
 import { moveJob, moveRun } from './moves.js';
 import { stopAsync } from './supervise.js';
+import { isTerminalRunStatus } from '../lifecycle/index.js';
 
 /** Quick deaths: a realtime process up for less than this. */
 export const QUICK_DEATH_MS = 60_000;
@@ -89,8 +90,9 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   }
   const run = ctx.store.runs.get(entry.refId);
   if (!run) return;
-  if (run.status === 'STOPPED' || run.status === 'CANCELLED') {
-    // Stopped by hand (perhaps from the CLI, which cannot reach a worker host) yet still running.
+  if (isTerminalRunStatus(run.status, run.kind)) {
+    // Stopped by hand (perhaps from the CLI, which cannot reach a worker host), or its routine was
+    // removed or moved, yet still running.
     stopAsync(ctx, run);
     return;
   }

@@ -11,7 +11,7 @@ import { fireDue } from './fire.js';
 import { moveJob } from './moves.js';
 import { promoteJobs } from './promote.js';
 import { submit } from './submit.js';
-import { enforceLimits, markLate, realtimeDue } from './supervise.js';
+import { enforceLimits, markLate, realtimeDue, reapOrphans } from './supervise.js';
 import { WORKER_OFFLINE_MS } from '../pool/pool-backend.js';
 
 export class Scheduler {
@@ -64,6 +64,8 @@ export class Scheduler {
       await step('check', async () => (report.settled = await check(ctx, now)));
       let active: RunRow[] = [];
       await step('status', () => {
+        active = ctx.store.runs.active();
+        reapOrphans(ctx, active, now);
         active = ctx.store.runs.active();
         markLate(ctx, active, this.waiting, now);
         enforceLimits(ctx, active, now);

@@ -47,6 +47,34 @@ export function stopAsync(ctx: Ctx, run: RunRow): void {
   ctx.stopping.set(run.id, p);
 }
 
+/** The computer a submitted run is on: the pool names it; every other backend is this host's. */
+function runComputer(ctx: Ctx, run: RunRow): string | null {
+  if (run.backend === null) return null;
+  return run.backend.startsWith('pool:') ? run.backend.slice('pool:'.length) : ctx.opts.computer;
+}
+
+/**
+ * Runs whose routine was removed (CLI, API, UI, a schedule import that dropped it) or moved to
+ * another computer: settled now and their process stopped (TERM, then KILL after the grace),
+ * never left running where no definition supervises it. A realtime routine that moved ends
+ * EXITED here, so that it starts at once on its new computer; a removed one ends STOPPED.
+ */
+export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): void {
+  for (const run of active) {
+    const def = ctx.defs.byId.get(run.routineId);
+    const on = runComputer(ctx, run);
+    const why = !def ? 'its routine was removed' : on !== null && on !== def.computer ? `its routine moved from ${on} to ${def.computer}` : null;
+    if (!why) continue;
+    const event = run.kind === 'batch' ? 'cancel' : def ? 'exit' : 'stop';
+    ctx.tx(() => {
+      if (moveRun(ctx.store, run.id, run.kind, event, { reason: why, endedAt: now })) {
+        ctx.log({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: run.routineId, runId: run.id, message: `${why}: its ${run.status} run is stopped` });
+      }
+    });
+    stopAsync(ctx, run);
+  }
+}
+
 export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
   for (const run of active) {
     if (run.status !== 'RUNNING' && run.status !== 'STARTING') continue;
