@@ -6,6 +6,7 @@ import type { RoutineDef, TriggerRow } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
+import { moveRun } from '../scheduler/moves.js';
 
 export type SaveMode = 'create' | 'update' | 'upsert';
 
@@ -26,6 +27,22 @@ export function initialTrigger(def: RoutineDef, now: number, prev: TriggerRow | 
     lastErrorAt: prev?.lastErrorAt ?? null,
     failCount: prev?.failCount ?? 0,
   };
+}
+
+/**
+ * A retry waits as a PENDING run with a later attempt and a not-before time. Once the policy it
+ * was queued under changes, it is cancelled: the new policy decides from the next failure on.
+ */
+export function cancelQueuedRetries(store: Store, prev: RoutineDef, def: RoutineDef, now: number): string[] {
+  if (JSON.stringify(prev.retry) === JSON.stringify(def.retry)) return [];
+  const cancelled: string[] = [];
+  for (const run of store.runs.activeFor(def.id)) {
+    if ((run.status !== 'PENDING' && run.status !== 'DELAYED') || run.attempt <= 1 || run.notBefore === null) continue;
+    if (!moveRun(store, run.id, 'batch', 'cancel', { reason: 'retry policy changed', endedAt: now })) continue;
+    store.events.append({ type: 'run:cancelled', level: 'warn', routineId: def.id, runId: run.id, message: `attempt ${run.attempt} cancelled: the retry policy changed` }, now);
+    cancelled.push(run.id);
+  }
+  return cancelled;
 }
 
 function sameTiming(a: RoutineDef, b: RoutineDef): boolean {
@@ -62,6 +79,7 @@ export function saveRoutine(store: Store, input: unknown, ctx: NormalizeContext,
   if (issues.length) throw invalid(issues);
   const result = store.tx(() => {
     const r = store.routines.save(def, ctx.now);
+    if (existing) cancelQueuedRetries(store, existing, def, ctx.now);
     const prev = store.routines.trigger(def.id);
     if (!existing || !prev || !sameTiming(existing, def)) store.routines.saveTrigger(initialTrigger(def, ctx.now, prev), ctx.now);
     store.events.append({ type: `routine:${r}`, routineId: def.id, message: `routine ${r}` }, ctx.now);
