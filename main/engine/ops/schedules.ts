@@ -8,7 +8,7 @@ import { expandRoutineId, localComputer, parseRoutine, ROUTINE_ID, RoutineFields
 import type { RoutineDef, ScheduleMode } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { dependencyIssues, initialTrigger } from './routines.js';
+import { cancelQueuedRetries, dependencyIssues, initialTrigger } from './routines.js';
 import { publicDef } from './views.js';
 
 export interface ImportResult {
@@ -115,7 +115,11 @@ export function parseScheduleFile(text: string, store: Store, now: number, fileC
       }
       try {
         const parsed = parseRoutine(r, { now, localComputer: fileComputer }, at.split('.'));
-        const def = restoreMasked(parsed, store.routines.get(parsed.id));
+        const stored = store.routines.get(parsed.id);
+        let def = restoreMasked(parsed, stored);
+        // `in:` is resolved once, at the first import, and kept: importing the same file again
+        // must not move the time (and run the routine again).
+        if (isRecord(r) && r.in !== undefined && stored?.timing?.mode === 'at' && def.timing?.mode === 'at') def = { ...def, timing: stored.timing };
         const first = seen.get(def.id);
         if (first !== undefined) {
           issues.push({ path: `${at}.id`, message: `duplicate routine id ${def.id} (also ${first})` });
@@ -181,6 +185,7 @@ function apply(store: Store, p: ParsedSchedule, now: number): ImportResult {
       continue;
     }
     store.routines.save(def, now);
+    if (existing) cancelQueuedRetries(store, existing, def, now);
     const prev = store.routines.trigger(def.id);
     const timingChanged = !existing || JSON.stringify([existing.timing, existing.tz, existing.kind]) !== JSON.stringify([def.timing, def.tz, def.kind]);
     if (!prev || timingChanged) store.routines.saveTrigger(initialTrigger(def, now, prev), now);
