@@ -9,13 +9,30 @@ export class CompareAndSet<P extends object> {
   // One statement per shape (how many states it may leave, which columns it patches), prepared once.
   private readonly prepared = new Map<string, Statement>();
 
-  /** `columns` maps each patch field to its column; `always` are SET terms of every move (bound from `extra`). */
+  /**
+   * `columns` maps each patch field to its column; `always` are SET terms of every move (bound from
+   * `extra`). `span` names the start and end fields of the row: whatever a move patches, the end is
+   * never before the start (clocks of different sources — /proc tick times, a sentinel's mtime,
+   * Date.now — disagree by milliseconds, and a duration is never negative).
+   */
   constructor(
     private readonly db: DB,
     private readonly table: string,
     private readonly columns: Record<keyof P, string>,
     private readonly always: readonly string[] = [],
+    private readonly span?: { start: keyof P & string; end: keyof P & string },
   ) {}
+
+  private setTerm(k: keyof P & string, keys: readonly string[]): string {
+    const col = this.columns[k];
+    const span = this.span;
+    if (span && k === span.end) {
+      const start = keys.includes(span.start) ? `@${span.start}` : this.columns[span.start];
+      return `${col} = MAX(@${k}, COALESCE(${start}, @${k}))`;
+    }
+    if (span && k === span.start && !keys.includes(span.end)) return `${col} = MIN(@${k}, COALESCE(${this.columns[span.end]}, @${k}))`;
+    return `${col} = @${k}`;
+  }
 
   /** True when the row was in one of `from` and is now `to`, patched; false when someone moved it first. */
   move(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown> = {}): boolean {
@@ -23,7 +40,7 @@ export class CompareAndSet<P extends object> {
     const shape = `${from.length}|${keys.join(',')}`;
     let stmt = this.prepared.get(shape);
     if (!stmt) {
-      const sets = ['status = @to', ...this.always, ...keys.map((k) => `${this.columns[k]} = @${k}`)];
+      const sets = ['status = @to', ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
       const states = from.map((_, i) => `@from${i}`).join(', ');
       stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE id = @id AND status IN (${states})`);
       this.prepared.set(shape, stmt);

@@ -89,7 +89,7 @@ export class JobStore {
   private readonly s;
   private readonly moves: CompareAndSet<JobPatch>;
   constructor(private readonly db: DB) {
-    this.moves = new CompareAndSet<JobPatch>(db, 'jobs', COLUMNS, ['updated_at = @now']);
+    this.moves = new CompareAndSet<JobPatch>(db, 'jobs', COLUMNS, ['updated_at = @now'], { start: 'startedAt', end: 'endedAt' });
     this.s = {
       insert: db.prepare(`INSERT INTO jobs (name, command, args, cwd, env, computer, backend, slurm, status, created_at, updated_at)
         VALUES (@name, @command, @args, @cwd, @env, @computer, @backend, @slurm, @status, @now, @now)`),

@@ -41,7 +41,8 @@ export function toRun(r: RunRecord): RunRow {
     notBefore: r.not_before,
     createdAt: r.created_at,
     startedAt: r.started_at,
-    endedAt: r.ended_at,
+    // Rows written before ends were clamped to their starts.
+    endedAt: r.ended_at !== null && r.started_at !== null && r.ended_at < r.started_at ? r.started_at : r.ended_at,
     heartbeatAt: r.heartbeat_at,
   };
 }
@@ -76,7 +77,7 @@ export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
   constructor(private readonly db: DB) {
-    this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS);
+    this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
