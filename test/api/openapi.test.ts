@@ -5,9 +5,12 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPUTER, startDaemon, type Daemon } from '../e2e/daemon.js';
 import { waitFor } from '../helpers/wait.js';
+import { apiSandbox } from './harness.js';
 
 type Json = Record<string, any>;
 
@@ -181,5 +184,36 @@ describe('the OpenAPI document', () => {
     expect(await conforms('GET', '/api/daemon/status', '/api/daemon/status', { headers: { 'x-filler': 'x'.repeat(20_000) } })).toBe(431);
     const issued = await d.cli(['worker', 'token', 'carol@lab']);
     expect(await conforms('GET', '/api/routines', '/api/routines', { token: issued.stdout.trim() })).toBe(403);
+  });
+
+  it('a request that reaches a stopping server answers 503 as documented', async () => {
+    // Fastify sheds requests that arrive on a connection still busy once closing has begun: hold
+    // one open by sending its body in two parts, close, then finish it and pipeline a second.
+    const api = await apiSandbox();
+    let closed: Promise<void> | null = null;
+    try {
+      const u = new URL(api.url);
+      const sock = connect(Number(u.port), u.hostname);
+      let got = '';
+      sock.on('data', (b: Buffer) => (got += b.toString()));
+      await new Promise((r) => sock.once('connect', r));
+      const body = JSON.stringify({ timing: { cron: '0 6 * * *' } });
+      const received = new Promise((r) => api.server.app.server.once('request', r));
+      sock.write(`POST /api/timing/preview HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      await received;
+      closed = api.server.close();
+      await waitFor(() => api.engine.wake.closed, 10_000, 'the server to begin closing');
+      sock.write(`${body.slice(5)}GET /api/daemon/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.token}\r\n\r\n`);
+      const second = await waitFor(() => /HTTP\/1\.1 503[^]*?\r\n\r\n(\{.*\})$/.exec(got), 10_000, 'the 503');
+      sock.end();
+      await closed;
+      const want = documented('GET', '/api/daemon/status', 503);
+      expect(want.type).toBe('application/json');
+      if (want.type) check(want.schema, JSON.parse(second[1]!), 'GET /api/daemon/status 503');
+    } finally {
+      await (closed ?? api.server.close());
+      await api.engine.close();
+      rmSync(api.dir, { recursive: true, force: true });
+    }
   });
 });
