@@ -57,6 +57,30 @@ interface Api {
   token: string;
 }
 
+async function post(api: Api, path: string): Promise<{ id: string }> {
+  const res = await fetch(`${api.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' }, body: '{}' });
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+  return ((await res.json()) as { value: { id: string } }).value;
+}
+
+async function getJson(api: Api, path: string): Promise<unknown> {
+  const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${api.token}` } });
+  const body = (await res.json()) as { ok?: boolean; value?: unknown };
+  return body.value ?? body;
+}
+
+/** Run now by hand, while the start's long work goes on: how long until the daemon has run it (a real /bin/true). */
+async function nudgeToDone(api: Api): Promise<number> {
+  const t0 = performance.now();
+  const run = await post(api, `/api/routines/${encodeURIComponent(ROUTINE)}/run`);
+  for (;;) {
+    const r = (await getJson(api, `/api/runs/${encodeURIComponent(run.id)}`)) as { status?: string };
+    if (r.status === 'COMPLETED' || r.status === 'ERROR') return performance.now() - t0;
+    if (performance.now() - t0 > 30_000) return NaN;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
 async function get(api: Api, path: string): Promise<number> {
   const t0 = performance.now();
   const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${api.token}` } });
@@ -92,6 +116,7 @@ async function measureDaemon(dir: string, keepDays: number, reps: number) {
     const firstPassMs = performance.now() - t0;
     const a = JSON.parse(readFileSync(join(dir, 'api.json'), 'utf8')) as { url: string; token: string };
     const api: Api = { url: a.url, token: a.token };
+    const nudgeMs = round(await nudgeToDone(api), 0);
     // While the first seconds' work (the retention's slices, catch-up) goes on: the API's worst answer.
     const during: number[] = [];
     const probeUntil = performance.now() + 8000;
@@ -111,7 +136,7 @@ async function measureDaemon(dir: string, keepDays: number, reps: number) {
       rss.push(rssMiB(child.pid!));
       await new Promise((r) => setTimeout(r, 1000));
     }
-    return { firstPassMs: round(firstPassMs, 0), apiDuringStartMaxMs: round(Math.max(...during), 1), apiDuringStartMedianMs: round(median(during), 1), routes, doctorFirstMs, idleRssMiB: round(median(rss), 1) };
+    return { firstPassMs: round(firstPassMs, 0), nudgeMs, apiDuringStartMaxMs: round(Math.max(...during), 1), apiDuringStartMedianMs: round(median(during), 1), routes, doctorFirstMs, idleRssMiB: round(median(rss), 1) };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -215,6 +240,7 @@ export async function benchHistory() {
       api,
       doctorFirstCallMs: { empty: dEmpty.doctorFirstMs, history: dHistory.doctorFirstMs, note: 'reads every page (the full check), off the event loop; reused for 10 minutes' },
       daemonStartToFirstPassMs: { empty: dEmpty.firstPassMs, history: dHistory.firstPassMs },
+      runNowToCompletedMs: { empty: dEmpty.nudgeMs, history: dHistory.nudgeMs, note: 'POST /api/routines/ID/run right after the first pass, until the run (a real /bin/true) is COMPLETED' },
       apiDuringStartMs: { empty: { max: dEmpty.apiDuringStartMaxMs, median: dEmpty.apiDuringStartMedianMs }, history: { max: dHistory.apiDuringStartMaxMs, median: dHistory.apiDuringStartMedianMs } },
       passMedianMs: { empty: passEmpty.medianMs, history: passHistory.medianMs, ratio: ratio(passHistory.medianMs, passEmpty.medianMs), stepsEmpty: passEmpty.stepMedianMs, stepsHistory: passHistory.stepMedianMs },
       idleRssMiB: { empty: dEmpty.idleRssMiB, history: dHistory.idleRssMiB, ratio: ratio(dHistory.idleRssMiB, dEmpty.idleRssMiB) },
@@ -223,6 +249,7 @@ export async function benchHistory() {
         apiRatio: { goal: 1.5, worst: worst(api), met: worst(api) <= 1.5 },
         startToFirstPassMs: { goal: 1000, history: dHistory.firstPassMs, met: dHistory.firstPassMs < 1000 },
         apiDuringStartMs: { goal: 1000, history: dHistory.apiDuringStartMaxMs, met: dHistory.apiDuringStartMaxMs < 1000 },
+        runNowDuringStartMs: { goal: 1000, history: dHistory.nudgeMs, met: dHistory.nudgeMs < 1000 },
         passRatio: { goal: 1.2, value: ratio(passHistory.medianMs, passEmpty.medianMs), met: passHistory.medianMs / passEmpty.medianMs <= 1.2 },
         idleRssRatio: { goal: 1.1, value: ratio(dHistory.idleRssMiB, dEmpty.idleRssMiB), met: dHistory.idleRssMiB / dEmpty.idleRssMiB <= 1.1 },
       },
