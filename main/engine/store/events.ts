@@ -53,6 +53,7 @@ export class EventStore {
     this.s = {
       insert: db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
+      lastId: db.prepare(`SELECT COALESCE(MAX(id), 0) FROM events`).pluck(),
       forRoutine: db.prepare(`SELECT * FROM events WHERE routine_id = ? ORDER BY id DESC LIMIT ?`),
       recent: db.prepare(`SELECT * FROM events ORDER BY id DESC LIMIT ?`),
       prune: db.prepare(`DELETE FROM events WHERE at < ?`),
@@ -78,6 +79,10 @@ export class EventStore {
 
   after(id: number, limit = 1000): EventRow[] {
     return (this.s.after.all(id, limit) as EventRecord[]).map(toEvent);
+  }
+
+  lastId(): number {
+    return Number(this.s.lastId.get());
   }
 
   forRoutine(routineId: string, limit = 100): EventRow[] {

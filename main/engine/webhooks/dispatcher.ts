@@ -166,6 +166,12 @@ export class WebhookDispatcher {
     const logs: NewEvent[] = [];
     // A backlog (events written while no daemon read them) is read in slices between passes and
     // API calls, never in one block: what is left goes on at the next turn of the event loop.
+    // No receiver: nothing to notify, so a backlog is skipped rather than read (a receiver hears
+    // about what happens from when it is added, as after the upgrade that brought webhooks).
+    if (wh.hooks().length === 0) {
+      const last = store.events.lastId();
+      if (last > wh.cursor()) store.tx(() => wh.setCursor(last));
+    }
     for (let read = 0; ; ) {
       if (read >= SCAN_SLICE) {
         this.nudge();
