@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Engine } from '../main/engine/engine.js';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { median, round } from './stats.js';
+import { bareSpawnCleanProcess, daemonJobs, type DaemonRound } from './jobs-daemon.js';
 
 const PARALLEL = 8;
 
@@ -107,9 +108,23 @@ export async function benchJobs() {
   }
   const enginePerSec = median(engine.map((e) => e.jobsPerSec));
   const barePerSec = median(bare);
+
+  // What users see: a real daemon process against a bare loop in a clean process, interleaved.
+  const dTotal = Number(process.env.TEND_BENCH_DAEMON_JOBS ?? 300);
+  const dRounds = Number(process.env.TEND_BENCH_DAEMON_ROUNDS ?? 3);
+  const cleanBare: number[] = [await bareSpawnCleanProcess(dTotal, PARALLEL)];
+  const daemon: DaemonRound[] = [];
+  const dLoad: number[] = [os.loadavg()[0]!];
+  for (let r = 0; r < dRounds; r++) {
+    daemon.push(await daemonJobs(dTotal, PARALLEL));
+    cleanBare.push(await bareSpawnCleanProcess(dTotal, PARALLEL));
+    dLoad.push(os.loadavg()[0]!);
+  }
+  const daemonPerSec = median(daemon.map((d) => d.jobsPerSec));
+  const cleanBarePerSec = median(cleanBare);
   return {
     name: 'jobs',
-    description: `${total} one-off batch jobs (/bin/true) through the whole local protocol at max_parallel ${PARALLEL} (pass interval 1 s: exit nudges drive it), vs a bare spawn loop at the same parallelism; interleaved rounds, medians`,
+    description: `${total} one-off batch jobs (/bin/true) through the whole local protocol at max_parallel ${PARALLEL} (pass interval 1 s: exit nudges drive it), vs a bare spawn loop at the same parallelism; interleaved rounds, medians. daemon: ${dTotal} jobs drained by a real \`tend daemon run\` vs a bare loop in its own clean process`,
     jobs: total,
     parallel: PARALLEL,
     engineJobsPerSec: round(enginePerSec, 1),
@@ -117,7 +132,15 @@ export async function benchJobs() {
     ratio: round(enginePerSec / barePerSec, 3),
     rounds: { engine, bareSpawnPerSec: bare.map((b) => round(b, 1)) },
     loadAverage1m: load.map((l) => round(l, 2)),
+    daemon: {
+      jobs: dTotal,
+      daemonJobsPerSec: round(daemonPerSec, 1),
+      cleanBareSpawnPerSec: round(cleanBarePerSec, 1),
+      ratio: round(daemonPerSec / cleanBarePerSec, 3),
+      rounds: { daemon, cleanBareSpawnPerSec: cleanBare.map((b) => round(b, 1)) },
+      loadAverage1m: dLoad.map((l) => round(l, 2)),
+    },
     cpus: os.cpus().length,
-    targets: { ratio: 0.5 },
+    targets: { ratio: 0.5, daemonRatio: 0.45 },
   };
 }

@@ -9,6 +9,7 @@ import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { claimOwnership, type Ownership } from './ownership.js';
 import { writeState, type DaemonState } from './state.js';
+import { throttle } from './throttle.js';
 
 export interface ServeOptions {
   dataDir: string;
@@ -71,6 +72,8 @@ export async function serve(o: ServeOptions): Promise<Served> {
     }
   };
   save();
+  // Heartbeats count as fresh for 10 s or more (state.ts): once a second is plenty.
+  const saveSoon = throttle(save, Math.min(1000, o.intervalMs));
   engine.bus.on('event', (e) => {
     if (e.type === 'clock:jump') state.clockJumps++;
   });
@@ -79,7 +82,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
     const sweep = engine.retention.last;
     if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };
-    save();
+    saveSoon();
   });
   const webhooks = startWebhookDelivery(engine, o.log);
   if (!o.signal?.aborted) {
@@ -96,6 +99,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
         await api?.close().catch(() => undefined);
         await webhooks.stop();
         await engine.stop();
+        saveSoon.cancel();
         engine.store.close();
         ownership.release();
       })();

@@ -1,0 +1,107 @@
+// No-op jobs drained by a real `tend daemon run` process (what a user runs), beside a bare spawn
+// loop measured in a separate, clean Node process (not slowed by sharing this one). Jobs are
+// posted into the data dir before the daemon starts; the drain runs from the first job's start
+// (its waiter's `launched` file) to the moment the database shows every job COMPLETED.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { postJob } from '../main/engine/ops/jobs.js';
+import { Store } from '../main/engine/store/store.js';
+import { paths } from '../main/engine/datadir.js';
+import { round } from './stats.js';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
+
+const BARE = `
+const { spawn } = require('node:child_process');
+const [total, parallel] = process.argv.slice(1).map(Number);
+const t0 = performance.now();
+let launched = 0, done = 0;
+const next = () => {
+  if (launched >= total) return;
+  launched++;
+  spawn('/bin/true', [], { stdio: 'ignore' }).on('exit', () => {
+    if (++done === total) process.stdout.write(String(total / ((performance.now() - t0) / 1000)));
+    else next();
+  });
+};
+for (let i = 0; i < parallel; i++) next();
+`;
+
+/** Jobs per second of a bare spawn loop in a fresh Node process. */
+export function bareSpawnCleanProcess(total: number, parallel: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', BARE, String(total), String(parallel)], (err, stdout) => (err ? reject(err) : resolve(Number(stdout))));
+  });
+}
+
+function earliestLaunch(dataDir: string): number {
+  let first = Infinity;
+  const runs = join(dataDir, 'runs');
+  for (const day of readdirSync(runs)) {
+    for (const run of readdirSync(join(runs, day))) {
+      try {
+        first = Math.min(first, statSync(join(runs, day, run, 'launched')).mtimeMs);
+      } catch {
+        // not launched
+      }
+    }
+  }
+  return first;
+}
+
+export interface DaemonRound {
+  jobsPerSec: number;
+  failed: number;
+  /** CPU of the daemon process over the drain, per job (its own threads; waiters not included). */
+  daemonCpuMsPerJob: number;
+}
+
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in 10 ms ticks
+  } catch {
+    return NaN;
+  }
+}
+
+export async function daemonJobs(total: number, parallel: number): Promise<DaemonRound> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-djobs-'));
+  const env = { ...process.env, TEND_DATA_DIR: dir, TEND_MAX_PARALLEL: String(parallel), TEND_DAEMON_INTERVAL_MS: '1000' };
+  const store = Store.open(paths(dir).db);
+  const now = Date.now();
+  store.tx(() => {
+    for (let i = 0; i < total; i++) postJob(store, { command: '/bin/true', name: `noop ${i}` }, now);
+  });
+  // TEND_BENCH_DAEMON_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof) profiles the daemon.
+  const nodeArgs = (process.env.TEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const daemon = spawn(process.execPath, [...nodeArgs, CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
+  try {
+    const count = store.db.prepare("SELECT status, count(*) AS n FROM jobs WHERE status IN ('COMPLETED', 'ERROR') GROUP BY status");
+    let done = 0;
+    let failed = 0;
+    let cpu0 = NaN;
+    const deadline = Date.now() + 300_000;
+    while (done < total) {
+      if (Date.now() > deadline) throw new Error(`daemon drained ${done} of ${total} jobs in 300 s`);
+      if (Number.isNaN(cpu0)) cpu0 = cpuMs(daemon.pid!);
+      await delay(10);
+      const rows = count.all() as { status: string; n: number }[];
+      failed = rows.find((r) => r.status === 'ERROR')?.n ?? 0;
+      done = rows.reduce((a, r) => a + r.n, 0);
+    }
+    const end = Date.now();
+    const cpu = cpuMs(daemon.pid!) - cpu0;
+    return { jobsPerSec: round(total / ((end - earliestLaunch(dir)) / 1000), 1), failed, daemonCpuMsPerJob: round(cpu / total, 2) };
+  } finally {
+    daemon.kill('SIGTERM');
+    await new Promise((r) => daemon.once('exit', r));
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
