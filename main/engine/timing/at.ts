@@ -11,8 +11,6 @@ const ISO =
 
 const EXAMPLES = 'e.g. 2025-03-09T14:30, 2025-03-09T14:30:00Z or 2025-03-09T14:30+01:00';
 
-const parsed = new Map<string, number>();
-
 /**
  * Epoch ms of an ISO 8601 date-time. With an offset (or Z) it is that instant; without one it is
  * local time in `tz`: a time that occurs twice means its first occurrence, a time skipped by
@@ -22,14 +20,7 @@ const parsed = new Map<string, number>();
 export function parseAt(at: string, tz: string): number {
   if (typeof at !== 'string') throw new TimingError(`expected an ISO 8601 date-time string, got ${typeof at}`);
   assertTimeZone(tz);
-  const key = `${tz}\u0000${at}`;
-  let ms = parsed.get(key);
-  if (ms === undefined) {
-    ms = parse(at.trim(), tz);
-    if (parsed.size > 10_000) parsed.clear();
-    parsed.set(key, ms);
-  }
-  return ms;
+  return parse(at.trim(), tz);
 }
 
 function parse(text: string, tz: string): number {
@@ -59,7 +50,7 @@ function parse(text: string, tz: string): number {
   const sign = offset[0] === '-' ? -1 : 1;
   const digits = offset.slice(1).replace(':', '');
   const oh = Number(digits.slice(0, 2));
-  const om = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  const om = Number(digits.slice(2)); // '' (an offset of hours only) is 0
   if (oh > 23 || om > 59) throw new TimingError(`${JSON.stringify(text)}: offset ${offset} is out of range`);
   return wall - sign * (oh * 3_600_000 + om * 60_000);
 }

@@ -42,7 +42,7 @@ export function parseDuration(input: string | number): number {
     const at = TERM.lastIndex;
     const m = TERM.exec(rest);
     if (!m) {
-      if (terms === 0 && /^[\d.]+$/.test(rest)) {
+      if (/^[\d.]+$/.test(rest)) {
         throw new DurationError(`"${text}" has no unit (use ms, s, m, h or d, e.g. ${rest}s)`);
       }
       const where = terms > 0 ? `, cannot read "${rest.slice(at)}"` : '';
@@ -53,8 +53,7 @@ export function parseDuration(input: string | number): number {
     total += Number(m[1]) * unit;
     terms++;
   }
-  if (sign === '-' && total > 0) throw new DurationError(`must be positive, got "${text}"`);
-  if (total === 0) throw new DurationError(`must be positive, got "${text}"`);
+  if (sign === '-' || total === 0) throw new DurationError(`must be positive, got "${text}"`);
   return checked(Math.round(total));
 }
 

@@ -44,17 +44,8 @@ function formatMinute(t: number): string {
   return `${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}`;
 }
 
-const compiled = new Map<string, CalendarSpec>();
-
-/** The runtimes as a calendar spec (cached); throws TimingError on bad input. */
+/** The runtimes as a calendar spec; throws TimingError on bad input. Cheap: a few short strings. */
 export function compileRuntimes(runtimes: readonly string[]): CalendarSpec {
-  const key = runtimes.join(',');
-  let spec = compiled.get(key);
-  if (!spec) {
-    const times = parseRuntimes(runtimes).map((s) => Number(s.slice(0, 2)) * 60 + Number(s.slice(3)));
-    spec = { times, months: null, daysOfMonth: null, daysOfWeek: null, dst: 'fixed' };
-    if (compiled.size > 10_000) compiled.clear();
-    compiled.set(key, spec);
-  }
-  return spec;
+  const times = parseRuntimes(runtimes).map((s) => Number(s.slice(0, 2)) * 60 + Number(s.slice(3)));
+  return { times, months: null, daysOfMonth: null, daysOfWeek: null, dst: 'fixed' };
 }

@@ -77,6 +77,26 @@ describe('parseDuration rejects with the reason', () => {
     expect(() => parseDuration(n)).toThrow(why);
   });
 
+  it.each([
+    ['abc', '"abc" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)'],
+    ['abc5', '"abc5" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)'],
+    ['5 !', '"5 !" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)'],
+    ['x1h', '"x1h" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)'],
+    ['1h30', '"1h30" is not a number with a unit, cannot read "30" (use 500ms, 30s, 5m, 2h or 1d)'],
+    ['1.5', '"1.5" has no unit (use ms, s, m, h or d, e.g. 1.5s)'],
+    ['5 mo', '"5 mo" has an unknown unit "mo" (use ms, s, m, h or d)'],
+    ['-5m', 'must be positive, got "-5m"'],
+    ['-0s', 'must be positive, got "-0s"'],
+    ['0h', 'must be positive, got "0h"'],
+  ])('%j → exactly %j', (text, why) => {
+    expect(() => parseDuration(text)).toThrow(why);
+  });
+
+  it('refuses what is neither a string nor a number, naming the type', () => {
+    expect(() => parseDuration({} as unknown as string)).toThrow('must be a string such as "30m", got object');
+    expect(() => parseDuration(-3)).toThrow('must be positive, got -3');
+  });
+
   it('throws DurationError, a TimingError', () => {
     let caught: unknown;
     try {
@@ -96,6 +116,9 @@ describe('formatDuration', () => {
     expect(formatDuration(5_400_000)).toBe('90m');
     expect(formatDuration(86_400_000)).toBe('1d');
     expect(formatDuration(1500)).toBe('1500ms');
+    expect(formatDuration(1000)).toBe('1s');
+    expect(formatDuration(60_000)).toBe('1m');
+    expect(formatDuration(0)).toBe('0ms');
   });
 
   it('round-trips through parseDuration', () => {
