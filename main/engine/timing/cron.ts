@@ -14,6 +14,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { CalendarSpec } from './calendar.js';
 import { TimingError } from './errors.js';
+import { Memo } from './memo.js';
 
 interface FieldSpec {
   name: string;
@@ -43,7 +44,7 @@ export interface CompiledCron extends CalendarSpec {
   readonly expression: string;
 }
 
-const compiled = new Map<string, CompiledCron | string>();
+const compiled = new Memo<string, CompiledCron | string>(10_000);
 
 /** null when the expression is a valid 5-field cron expression, else the reason. */
 export function validateCron(expr: string): string | null {
@@ -60,13 +61,7 @@ export function compileCron(expr: string): CompiledCron {
 
 function lookup(expr: string): CompiledCron | string {
   if (typeof expr !== 'string') return `expected a string, got ${typeof expr}`;
-  let c = compiled.get(expr);
-  if (c === undefined) {
-    c = compile(expr);
-    if (compiled.size > 10_000) compiled.clear();
-    compiled.set(expr, c);
-  }
-  return c;
+  return compiled.get(expr, compile);
 }
 
 function compile(expr: string): CompiledCron | string {
