@@ -40,7 +40,7 @@ describe('parseRoutine', () => {
 
   it('every problem, each with its field', () => {
     const found = issues(() =>
-      parseRoutine({ id: 'no-computer', every: '0s', cron: 'x', tz: 'Atlantis/Capital', misfire: 'never', env: { 'BAD-NAME': 'v' }, log_cap: 10, colour: 'blue' }, { now: NOW }),
+      parseRoutine({ id: 'me@no-path', every: '0s', cron: 'x', tz: 'Atlantis/Capital', misfire: 'never', env: { 'BAD-NAME': 'v' }, log_cap: 10, colour: 'blue' }, { now: NOW }),
     );
     const paths = found.map((i) => i.path);
     expect(paths).toEqual(expect.arrayContaining(['id', 'every', 'tz', 'misfire', 'env.BAD-NAME', 'log_cap', '', 'cron', 'command']));
