@@ -172,6 +172,39 @@ describe('the OpenAPI document', () => {
     for (const path of gets) expect(await conforms('GET', path, fill(path)), path).toBe(200);
   });
 
+  it('the write routes answer as documented too (contract and plugin routes)', async () => {
+    const json = (method: string, body?: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const extra = `${COMPUTER}:api/extra`;
+    const id = encodeURIComponent(extra);
+    const ext = encodeURIComponent(`${COMPUTER}:api/external`);
+    const writes: [string, string, string, RequestInit][] = [
+      ['POST', '/api/timing/preview', '/api/timing/preview', json('POST', { timing: { cron: '0 6 * * *' }, count: 2 })],
+      ['POST', '/api/routines', '/api/routines', json('POST', { id: extra, command: 'true', cron: '0 5 * * *', env: { DB_PASSWORD: 'hunter2' } })],
+      ['PUT', '/api/routines/{id}', `/api/routines/${id}`, json('PUT', { changes: { cron: '0 4 * * *' } })],
+      ['POST', '/api/routines/{id}/pause', `/api/routines/${id}/pause`, { method: 'POST' }],
+      ['POST', '/api/routines/{id}/resume', `/api/routines/${id}/resume`, { method: 'POST' }],
+      ['POST', '/api/routines/{id}/clear', `/api/routines/${id}/clear`, { method: 'POST' }],
+      ['POST', '/api/routines/{id}/run', `/api/routines/${id}/run`, { method: 'POST' }],
+      ['POST', '/api/routines/{id}/stop', `/api/routines/${id}/stop`, { method: 'POST' }],
+      ['POST', '/api/routines/{id}/restart', `/api/routines/${id}/restart`, { method: 'POST' }],
+      ['POST', '/api/schedules/{name}/mode', '/api/schedules/default/mode', json('POST', { mode: 'active' })],
+      ['POST', '/api/jobs', '/api/jobs', json('POST', { name: 'later', command: 'true', computer: 'nobody@nowhere', after: [Number(ids.job)] })],
+      ['POST', '/api/external/{id}/{action}', `/api/external/${ext}/start`, json('POST', { runId: 'doc-1' })],
+      ['POST', '/api/external/{id}/{action}', `/api/external/${ext}/complete`, json('POST', { runId: 'doc-1', exitCode: 0 })],
+      ['POST', '/api/worker/reports', '/api/worker/reports', json('POST', { computer: 'dave@lab', reports: [] })],
+      ['POST', '/api/worker/jobs/claim', '/api/worker/jobs/claim', json('POST', { computer: 'dave@lab', slots: 1 })],
+      ['POST', '/api/webhooks', '/api/webhooks', json('POST', { url: 'http://127.0.0.1:9/other', routine: extra })],
+    ];
+    for (const [method, path, concrete, init] of writes) expect(await conforms(method, path, concrete, init), `${method} ${concrete}`).toBe(200);
+    const job = (await raw('GET', '/api/jobs')).json.value.find((j: Json) => j.name === 'later');
+    expect(await conforms('POST', '/api/jobs/{id}/cancel', `/api/jobs/${job.id}/cancel`, { method: 'POST' })).toBe(200);
+    const hook = (await raw('GET', '/api/webhooks')).json.value.find((h: Json) => h.routineId === extra);
+    expect(await conforms('DELETE', '/api/webhooks/{id}', `/api/webhooks/${hook.id}`, { method: 'DELETE' })).toBe(200);
+    expect(await conforms('POST', '/api/workers/{computer}/forget', '/api/workers/dave%40lab/forget', json('POST', { force: true }))).toBe(200);
+    await waitFor(async () => !(await d.api('routines.show', { id: extra })).lastRun || ['COMPLETED', 'ERROR', 'CANCELLED'].includes((await d.api('routines.show', { id: extra })).lastRun!.status), 30_000, 'the extra run to end', 100);
+    expect(await conforms('DELETE', '/api/routines/{id}', `/api/routines/${id}`, { method: 'DELETE' })).toBe(200);
+  });
+
   it('the error answers the server really gives are documented, each in the error envelope', async () => {
     const id = encodeURIComponent(failing);
     expect(await conforms('GET', '/api/routines/{id}', '/api/routines/nobody%40nowhere%3Anothing')).toBe(404);
