@@ -43,7 +43,7 @@ export function register(program: Command): void {
       action(async (command: string[], o: BackendFlags & { after?: string[]; computer?: string; name?: string; cwd?: string; json?: boolean }) => {
         if (!command.length) usage('command', 'give the command after --, e.g. tend job post -- ./convert.sh in.csv');
         const after = (o.after ?? []).flatMap((a) => a.split(',')).map((a) => {
-          const n = Number(a.trim());
+          const n = /^\d{1,16}$/.test(a.trim()) ? Number(a.trim()) : NaN;
           if (!Number.isSafeInteger(n) || n <= 0) usage('--after', `job ids are positive integers, got "${a}"`);
           return n;
         });

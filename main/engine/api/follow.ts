@@ -1,5 +1,6 @@
 // A run's output as server-sent events, as it is written (the UI's live log view).
 import { setTimeout as delay } from 'node:timers/promises';
+import { decimalInt } from '../domain/schema.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { zodIssues } from '../domain/schema.js';
@@ -13,7 +14,7 @@ const WAITING = new Set(['PENDING', 'DELAYED', 'STARTING']);
 /** The query of a follow (also what the OpenAPI document says it takes). */
 export const FollowQuery = z.object({
   stream: z.enum(['stdout', 'stderr']).optional(),
-  tailBytes: z.coerce.number().int().min(0).max(4 * 1024 * 1024).optional().describe('bytes of earlier output sent first (default 65536)'),
+  tailBytes: decimalInt(0, 4 * 1024 * 1024).optional().describe('bytes of earlier output sent first (default 65536)'),
 });
 const DIR_POLL_MS = 200;
 

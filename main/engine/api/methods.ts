@@ -1,7 +1,9 @@
 // The typed contract's implementation: one validated function per channel. The HTTP server and
 // the Electron IPC handlers both dispatch here; nothing else interprets requests.
 import { z } from 'zod';
-import { RoutineInputSchema, ROUTINE_ID, zodIssues } from '../domain/schema.js';
+import { decimalInt } from '../domain/schema.js';
+import { DayField, RoutineInputSchema, ROUTINE_ID, zodIssues } from '../domain/schema.js';
+import { dayBounds } from '../timing/day.js';
 import { invalid, notFound } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { JobInputSchema, getJob, postJob } from '../ops/jobs.js';
@@ -18,7 +20,7 @@ import { tailLog } from '../../../worker/local/logs.js';
 import type { Channel } from './routes.js';
 
 const Id = z.strictObject({ id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code') });
-const JobId = z.strictObject({ id: z.coerce.number().int().positive() });
+const JobId = z.strictObject({ id: decimalInt(1) });
 const RunId = z.strictObject({ id: z.string().regex(/^[\w.-]{1,80}$/, 'a run id') });
 const Empty = z.strictObject({});
 
@@ -37,22 +39,22 @@ export const INPUTS = {
   'timing.preview': z.strictObject({ timing: z.record(z.string(), z.unknown()), count: z.number().int().min(1).max(50).optional() }),
   'schedules.list': Empty,
   'schedules.setMode': z.strictObject({ name: z.string().min(1).max(64), mode: z.enum(['active', 'observe']) }),
-  'jobs.list': z.strictObject({ status: z.enum(['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL']).optional(), limit: z.coerce.number().int().min(1).max(10_000).optional() }),
+  'jobs.list': z.strictObject({ status: z.enum(['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL']).optional(), limit: decimalInt(1, 10_000).optional() }),
   'jobs.show': JobId,
   'jobs.post': JobInputSchema,
   'jobs.cancel': JobId,
   'runs.list': z.strictObject({
-    day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').optional(),
+    day: DayField.optional(),
     after: z.string().regex(/^[\w.-]{1,80}$/, 'a run id (the last of the previous page)').optional(),
-    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+    limit: decimalInt(1, 10_000).optional(),
   }),
   'runs.show': RunId,
-  'runs.log': z.strictObject({ id: RunId.shape.id, stream: z.enum(['stdout', 'stderr']).optional(), tailBytes: z.coerce.number().int().min(1).max(4 * 1024 * 1024).optional() }),
+  'runs.log': z.strictObject({ id: RunId.shape.id, stream: z.enum(['stdout', 'stderr']).optional(), tailBytes: decimalInt(1, 4 * 1024 * 1024).optional() }),
   'workers.list': Empty,
   'workers.forget': z.strictObject({ computer: z.string().regex(/^[^@\s:]+@[^@\s:]+$/, 'must look like user@COMPUTER'), force: z.boolean().optional() }),
   'daemon.status': Empty,
   'daemon.doctor': Empty,
-  'events.recent': z.strictObject({ after: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }),
+  'events.recent': z.strictObject({ after: decimalInt(0).optional(), limit: decimalInt(1, 1000).optional() }),
 } satisfies Record<Channel, z.ZodType>;
 
 export function makeMethods(engine: Engine) {
@@ -67,6 +69,10 @@ export function makeMethods(engine: Engine) {
       return publicDef(r.def);
     },
     'routines.edit': (a: { id: string; changes: Record<string, unknown> }) => {
+      // An id is the routine's identity: a rename would be silently ignored by the overlay.
+      if (a.changes.id !== undefined && a.changes.id !== a.id) {
+        throw invalid({ path: 'changes.id', message: `the id cannot be changed (it is ${a.id}): add the routine under the new id and remove this one` });
+      }
       const def = editRoutine(store, a.id, a.changes, { now: now() });
       engine.nudge();
       return publicDef(def);
@@ -120,8 +126,7 @@ export function makeMethods(engine: Engine) {
     },
     // A page of the day (default 5,000 runs); the next page starts after the last id returned.
     'runs.list': (a: { day?: string; after?: string; limit?: number }) => {
-      const from = a.day ? new Date(`${a.day}T00:00:00`).getTime() : new Date(new Date(now()).setHours(0, 0, 0, 0)).getTime();
-      const to = from + 86_400_000;
+      const { from, to } = dayBounds(now(), a.day);
       const page = store.runs.dayPage(from, to, a.after ?? null, a.limit ?? 5000);
       if (!page) throw invalid({ path: 'after', message: `unknown run ${a.after}` });
       return page.map((r) => ({ ...runSummary(r), routineId: r.routineId, kind: r.kind }));

@@ -1,5 +1,6 @@
 // `tend daemon doctor`: actionable findings, each saying what to do.
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { dayBounds } from '../timing/day.js';
 import { join, relative } from 'node:path';
 import { readApiFile } from '../api/auth.js';
 import { paths } from '../datadir.js';
@@ -96,9 +97,7 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
     add('database-integrity', 'error', `tend.db failed its integrity check: ${integrity.problems.slice(0, 3).join('; ')}`, 'stop the daemon, copy tend.db aside, and restore it from a backup');
   }
   if (store) {
-    const midnight = new Date(now);
-    midnight.setHours(0, 0, 0, 0);
-    const today = midnight.getTime();
+    const today = dayBounds(now).from;
     const errors = new Set<string>();
     const delayed = new Set<string>();
     // One row per routine (its latest instance), not every run of the day.

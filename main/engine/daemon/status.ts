@@ -1,6 +1,7 @@
 // `tend daemon status`: ownership, heartbeat freshness, queue counts, next due work, recent
 // failures. Reads the state file and the database (read-only); starts nothing.
 import { existsSync } from 'node:fs';
+import { dayBounds } from '../timing/day.js';
 import { paths } from '../datadir.js';
 import type { Store } from '../store/store.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
@@ -39,9 +40,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
   let recentFailures: DaemonStatus['recentFailures'] = [];
   let webhooks: WebhookStatus | null = null;
   if (store) {
-    const midnight = new Date(now);
-    midnight.setHours(0, 0, 0, 0);
-    runs = store.runs.countByStatus(midnight.getTime());
+    runs = store.runs.countByStatus(dayBounds(now).from);
     jobs = store.jobs.counts();
     inFlight = store.ledger.count();
     const row = store.db.prepare(`SELECT routine_id, next_run_at FROM triggers WHERE state = 'scheduled' AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1`).get() as

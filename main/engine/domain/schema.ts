@@ -1,6 +1,7 @@
 // One schema per shape, shared by every boundary (CLI, HTTP, IPC, YAML files). Inputs are
 // validated here and normalised into RoutineDef; nothing else parses user input.
 import os from 'node:os';
+import { dayProblem } from '../timing/day.js';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { invalid, type Issue } from '../errors.js';
@@ -262,4 +263,19 @@ export function toInput(def: RoutineDef): RoutineInput {
   if (def.backend !== 'local') out.backend = def.backend;
   if (def.slurm && Object.keys(def.slurm).length > 0) out.slurm = def.slurm;
   return out as RoutineInput;
+}
+
+/** A calendar day, YYYY-MM-DD (2024-02-30 and 2024-13-45 are refused, saying why). */
+export const DayField = z.string().superRefine((d, ctx) => {
+  const problem = dayProblem(d);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/**
+ * A whole number given in a path, a query or a body: a JSON integer or decimal digits only
+ * (`0x6`, `1e3`, ` 6` and `6.0` are refused; z.coerce.number() took them).
+ */
+export function decimalInt(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+  const range = z.number().int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  return z.union([range, z.string().regex(/^\d{1,16}$/, 'must be a whole number in decimal digits').transform(Number).pipe(range)], { error: 'must be a whole number in decimal digits' });
 }

@@ -1,6 +1,7 @@
 // Read models behind the MCP tools: bounded, secrets masked, times in ISO 8601. Each takes the
 // store (read directly: SQLite in WAL mode lets another process read while the daemon writes).
 import { tailLog } from '../../../worker/local/logs.js';
+import { dayBounds } from '../timing/day.js';
 import { expandRoutineId, localComputer } from '../domain/schema.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
@@ -15,16 +16,6 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 /** Secrets of a routine's definition, to mask in its logs and messages. */
 export function secretsOf(def: RoutineDef | null): string[] {
   return def ? collectSecrets(def.args, def.env) : [];
-}
-
-/** Local midnight of `day` (YYYY-MM-DD), or of today. */
-export function dayBounds(day: string | undefined, now: number): { day: string; from: number; to: number } {
-  const from = day ? new Date(`${day}T00:00:00`).getTime() : new Date(new Date(now).setHours(0, 0, 0, 0)).getTime();
-  const d = new Date(from);
-  const label = `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-  // The next local midnight (23 or 25 hours away on DST days).
-  const to = new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime();
-  return { day: label, from, to };
 }
 
 export function routines(store: Store, now: number, o: { schedule?: string; limit: number }) {
@@ -43,7 +34,7 @@ export interface TodayRun extends RunSummary {
 }
 
 export function runsOfDay(store: Store, now: number, o: { day?: string; schedule?: string; limit: number }) {
-  const { day, from, to } = dayBounds(o.day, now);
+  const { day, from, to } = dayBounds(now, o.day);
   const defs = new Map(store.routines.allDefs().map((d) => [d.id, d]));
   const runs = store.runs.since(from).filter((r) => r.createdAt < to || (r.startedAt !== null && r.startedAt < to));
   const bySchedule = new Map<string, TodayRun[]>();

@@ -4,6 +4,7 @@
 // bounded and has secrets masked; arguments are validated by their schema, and a bad one gets an
 // error naming it.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { DayField } from '../domain/schema.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
@@ -43,7 +44,7 @@ const routineId = z
     return full;
   });
 const limit = (def: number, max: number, what: string) => z.number().int().min(1).max(max).optional().describe(`${what} (default ${def}, at most ${max})`);
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a day as YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00`)), 'not a calendar day');
+const day = DayField;
 const JobStatus = z.enum(['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL']);
 
 const INSTRUCTIONS = `Tend schedules routines (recurring batch runs and long-running realtime processes) and one-off batch jobs on this machine and its workers.

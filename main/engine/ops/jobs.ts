@@ -74,7 +74,7 @@ export function getJob(store: Store, id: number): JobRow {
 }
 
 export function parseJobId(raw: string): number {
-  const id = Number(raw);
+  const id = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id) || id <= 0) throw new TendError('INVALID', `job id must be a positive integer, got "${raw}"`, [{ path: 'id', message: 'must be a positive integer' }]);
   return id;
 }

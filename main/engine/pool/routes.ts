@@ -2,6 +2,7 @@
 // batch jobs for their free slots, and report what happened; external routines report here too.
 // A worker token reaches only these routes, and only for its own computer.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { decimalInt } from '../domain/schema.js';
 import { z } from 'zod';
 import type { ApiContext } from '../api/server.js';
 import type { RouteDoc } from '../api/route-doc.js';
@@ -28,11 +29,11 @@ function pollWait(requested: number): number {
 const WorkerInfo = {
   computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
   version: z.string().max(64).optional(),
-  slots: z.coerce.number().int().min(0).max(10_000).optional(),
-  running: z.coerce.number().int().min(0).max(100_000).optional(),
+  slots: decimalInt(0, 10_000).optional(),
+  running: decimalInt(0, 100_000).optional(),
 };
 
-const CommandsQuery = z.strictObject({ ...WorkerInfo, wait: z.coerce.number().int().min(0).max(MAX_WAIT_MS).optional() });
+const CommandsQuery = z.strictObject({ ...WorkerInfo, wait: decimalInt(0, MAX_WAIT_MS).optional() });
 const ClaimBody = z.strictObject({ ...WorkerInfo, slots: z.number().int().min(1).max(1000), wait: z.number().int().min(0).max(MAX_WAIT_MS).optional() });
 const Report = z.strictObject({
   kind: z.enum(['run', 'job']),

@@ -4,6 +4,7 @@
 //   DELETE /api/webhooks/:id           remove one (its queued deliveries are dropped)
 //   GET /api/webhooks/deliveries       the delivery log, newest first, with counts by state (?limit=)
 import type { FastifyInstance } from 'fastify';
+import { decimalInt } from '../domain/schema.js';
 import { z } from 'zod';
 import type { ApiContext } from '../api/server.js';
 import type { RouteDoc } from '../api/route-doc.js';
@@ -12,13 +13,13 @@ import { zodIssues } from '../domain/schema.js';
 import { invalid, TendError } from '../errors.js';
 import { addWebhook, deliveryLog, listWebhooks, parseWebhookId, removeWebhook, viewWebhook, WebhookInputSchema } from './ops.js';
 
-const LogQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).optional() });
+const LogQuery = z.strictObject({ limit: decimalInt(1, 1000).optional() });
 
 /** These routes as the OpenAPI document describes them. */
 export const WEBHOOK_ROUTES: RouteDoc[] = [
   { method: 'GET', path: '/api/webhooks', scope: 'admin', summary: 'Webhook receivers (URLs redacted, secrets never shown)', result: z.array(WebhookViewSchema) },
   { method: 'POST', path: '/api/webhooks', scope: 'admin', summary: 'Add a webhook receiver', body: WebhookInputSchema, result: WebhookViewSchema },
-  { method: 'DELETE', path: '/api/webhooks/:id', scope: 'admin', summary: 'Remove a receiver (its queued deliveries are dropped)', params: z.object({ id: z.coerce.number().int().positive() }), result: WebhookViewSchema },
+  { method: 'DELETE', path: '/api/webhooks/:id', scope: 'admin', summary: 'Remove a receiver (its queued deliveries are dropped)', params: z.object({ id: decimalInt(1) }), result: WebhookViewSchema },
   { method: 'GET', path: '/api/webhooks/deliveries', scope: 'admin', summary: 'The delivery log, newest first, with counts by state', query: LogQuery, result: DeliveryLogSchema },
 ];
 

@@ -2,6 +2,7 @@
 // (to now while running), a time axis with readable ticks. Pure.
 import type { Ret } from '../../../preload/contract.js';
 import { isActiveRun } from './status.js';
+import { dayBounds } from '../../../main/engine/timing/day.js';
 
 export type TimelineRun = Ret<'runs.list'>[number];
 
@@ -37,10 +38,9 @@ export interface TimelineLayout {
 const FAILED = new Set(['ERROR', 'EXITED']);
 const STEPS = [10_000, 15_000, 30_000, 60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000, 30 * 60_000, 3_600_000, 2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
-export function startOfDay(now: number): number {
-  const d = new Date(now);
-  d.setHours(0, 0, 0, 0);
-  return d.getTime();
+/** This browser's day around `now` (23 or 25 hours on DST days). */
+export function localDay(now: number): { from: number; to: number } {
+  return dayBounds(now, undefined, Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
 }
 
 export function timelineLayout(runs: readonly TimelineRun[], now: number, mode: 'fit' | 'day'): TimelineLayout {
@@ -62,8 +62,7 @@ export function timelineLayout(runs: readonly TimelineRun[], now: number, mode: 
   let from: number;
   let to: number;
   if (mode === 'day' || !Number.isFinite(lo)) {
-    from = startOfDay(now);
-    to = from + 86_400_000;
+    ({ from, to } = localDay(now));
   } else {
     hi = Math.max(hi, now);
     const span = Math.max(hi - lo, 2 * 60_000);

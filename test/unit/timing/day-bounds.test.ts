@@ -1,0 +1,51 @@
+// One day-bounds function for every "today" window: local midnight to the next local midnight,
+// 23 hours on the spring-forward day and 25 on the fall-back day, in three zones; and a day that
+// is not on the calendar is refused, saying why.
+import { describe, expect, it } from 'vitest';
+import { dayBounds, dayProblem } from '../../../main/engine/timing/day.js';
+
+const H = 3_600_000;
+
+const ZONES = [
+  { tz: 'Europe/Paris', spring: '2026-03-29', autumn: '2026-10-25', springFrom: '2026-03-28T23:00:00.000Z', autumnFrom: '2026-10-24T22:00:00.000Z' },
+  { tz: 'America/New_York', spring: '2026-03-08', autumn: '2026-11-01', springFrom: '2026-03-08T05:00:00.000Z', autumnFrom: '2026-11-01T04:00:00.000Z' },
+  { tz: 'Australia/Sydney', spring: '2026-10-04', autumn: '2026-04-05', springFrom: '2026-10-03T14:00:00.000Z', autumnFrom: '2026-04-04T13:00:00.000Z' },
+];
+
+describe.each(ZONES)('$tz', (z) => {
+  it(`spring day ${z.spring} is 23 hours, from local midnight`, () => {
+    const b = dayBounds(0, z.spring, z.tz);
+    expect(new Date(b.from).toISOString()).toBe(z.springFrom);
+    expect(b.to - b.from).toBe(23 * H);
+  });
+
+  it(`autumn day ${z.autumn} is 25 hours, from local midnight`, () => {
+    const b = dayBounds(0, z.autumn, z.tz);
+    expect(new Date(b.from).toISOString()).toBe(z.autumnFrom);
+    expect(b.to - b.from).toBe(25 * H);
+  });
+
+  it("today, late on the autumn day, is that day, and ends at the next day's midnight", () => {
+    const autumn = dayBounds(0, z.autumn, z.tz);
+    const late = autumn.to - 1;
+    const b = dayBounds(late, undefined, z.tz);
+    expect(b).toEqual(autumn);
+    expect(dayBounds(autumn.to, undefined, z.tz).from).toBe(autumn.to);
+  });
+});
+
+it('an ordinary day is 24 hours, across a month and a year end', () => {
+  expect(dayBounds(0, '2026-12-31', 'UTC')).toEqual({ day: '2026-12-31', from: Date.UTC(2026, 11, 31), to: Date.UTC(2027, 0, 1) });
+  expect(dayBounds(0, '2028-02-28', 'UTC').to).toBe(Date.UTC(2028, 1, 29));
+  expect(dayBounds(0, '2026-02-28', 'UTC').to).toBe(Date.UTC(2026, 2, 1));
+});
+
+it('days not on the calendar say why', () => {
+  expect(dayProblem('2024-13-45')).toBe('month must be 01 to 12, got 13');
+  expect(dayProblem('0000-00-00')).toBe('year must be 0001 or later');
+  expect(dayProblem('2024-02-30')).toBe('day must be 01 to 29 in 2024-02, got 30');
+  expect(dayProblem('2023-02-29')).toBe('day must be 01 to 28 in 2023-02, got 29');
+  expect(dayProblem('2024-1-5')).toBe('must be a day as YYYY-MM-DD');
+  expect(dayProblem('2024-02-29')).toBeNull();
+  expect(() => dayBounds(0, '2024-02-30', 'UTC')).toThrow(/2024-02-30/);
+});
