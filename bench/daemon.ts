@@ -1,10 +1,11 @@
-// An idle daemon with 100 routines: resident memory and CPU over a window (default 60 s); and
-// `tend daemon status --json` wall time beside `node -e 0`, measured in the same run.
+// An idle daemon with 100 routines: resident memory and CPU over a window (default 20 s), what
+// each large dependency costs in memory when loaded alone into a fresh Node (per-module cost);
+// and `tend daemon status --json` wall time beside `node -e 0`, measured in the same run.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { median, round } from './stats.js';
 
@@ -28,8 +29,31 @@ function wallMs(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
   return performance.now() - t0;
 }
 
+/** Modules the daemon may load, each imported in turn into one fresh Node; RSS growth after a GC. */
+const MODULES = ['better-sqlite3', 'zod', 'fastify', 'yaml', 'cron-parser', 'commander', '@modelcontextprotocol/sdk/server/mcp.js', '../main/engine/engine.js', '../main/engine/daemon/run.js'];
+
+const MODULE_COST = `
+const rss = () => { global.gc(); return process.memoryUsage().rss / 1048576; };
+const out = { node: 0, modules: {} };
+let last = rss(); out.node = Math.round(last * 10) / 10;
+for (const m of process.argv.slice(1)) { await import(m); const now = rss(); out.modules[m.split('/dist/').pop()] = Math.round((now - last) * 10) / 10; last = now; }
+out.total = Math.round(last * 10) / 10;
+process.stdout.write(JSON.stringify(out));
+`;
+
+function moduleCosts(): unknown {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const specs = MODULES.map((m) => (m.startsWith('.') ? pathToFileURL(join(here, m)).href : m));
+  try {
+    // Run from the repository so bare names resolve to its node_modules.
+    return JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', MODULE_COST, ...specs], { cwd: join(here, '..', '..'), encoding: 'utf8' }));
+  } catch (err) {
+    return { error: String(err) };
+  }
+}
+
 export async function benchDaemon() {
-  const windowMs = Number(process.env.TEND_BENCH_IDLE_MS ?? 60_000);
+  const windowMs = Number(process.env.TEND_BENCH_IDLE_MS ?? 20_000);
   const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-daemon-'));
   const env = { ...process.env, TEND_DATA_DIR: dir };
   try {
@@ -70,8 +94,10 @@ export async function benchDaemon() {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     return {
-      name: 'daemon',
-      description: 'idle daemon with 100 routines: resident memory and CPU; `tend daemon status --json` beside `node -e 0`',
+      name: 'idle',
+      description: 'idle daemon with 100 routines: resident memory and CPU; per-module memory; `tend daemon status --json` beside `node -e 0`',
+      modules: moduleCosts(),
+      loadAverage1m: round(os.loadavg()[0]!, 2),
       windowMs,
       rssMiB: { median: round(median(rss), 1), max: round(Math.max(...rss), 1) },
       cpuPercentOfOneCore: round(cpuPercent, 2),

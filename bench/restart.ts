@@ -11,6 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Engine } from '../main/engine/engine.js';
 import { saveRoutine } from '../main/engine/ops/routines.js';
 import { median, percentile, round } from './stats.js';
+import { pm2Bin, startPm2, type Pm2 } from './pm2.js';
 
 const COMPUTER = 'bench@host';
 
@@ -65,6 +66,15 @@ async function bareGap(i: number, dir: string, script: string): Promise<number> 
   return gap;
 }
 
+/** pm2 supervising the same script (autorestart, no delay). */
+async function pm2Gap(pm2: Pm2, i: number, dir: string, script: string): Promise<number> {
+  const stamps = join(dir, `pm2-${i}`);
+  pm2.run(['start', script, '--name', `r${i}`, '--restart-delay', '0', '--interpreter', 'none', '--', stamps]);
+  const gap = await gapOf(stamps);
+  pm2.run(['delete', `r${i}`]);
+  return gap;
+}
+
 export async function benchRestart() {
   const n = Number(process.env.TEND_BENCH_RESTARTS ?? 20);
   const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-restart-'));
@@ -75,25 +85,33 @@ export async function benchRestart() {
     // Interleaved, one death each in turn, so a change in the machine's load hits both alike.
     const bare: number[] = [];
     const engine: number[] = [];
+    const viaPm2: number[] = [];
+    const bin = pm2Bin();
+    const pm2 = bin ? startPm2(bin) : null;
     const host = new Engine({ dataDir: join(dir, 'data'), intervalMs: 1000, options: { computer: COMPUTER, killGraceMs: 1000 } });
     host.start();
     try {
       for (let i = 0; i < n; i++) {
         bare.push(await bareGap(i, dir, script));
         engine.push(await engineGap(host, i, dir, script));
+        if (pm2) viaPm2.push(await pm2Gap(pm2, i, dir, script));
       }
     } finally {
       await host.close();
+      pm2?.close();
     }
+    const pm2Median = viaPm2.length ? median(viaPm2) : null;
     return {
       name: 'restart',
       description: `gap from a realtime routine's death to its new process (first quick death: restarted at once), over ${n} deaths; engine with a 1 s pass interval (the exit nudge drives the restart), next to a bare spawn-on-exit supervisor, interleaved`,
       deaths: n,
       engine: { medianMs: round(median(engine), 1), p90Ms: round(percentile(engine, 90), 1), minMs: round(Math.min(...engine), 1) },
       bareSupervisor: { medianMs: round(median(bare), 1), p90Ms: round(percentile(bare, 90), 1) },
+      pm2: pm2Median === null ? 'not installable here' : { version: '7.0.4', medianMs: round(pm2Median, 1), p90Ms: round(percentile(viaPm2, 90), 1) },
+      ratioToPm2: pm2Median === null ? null : round(median(engine) / pm2Median, 2),
       loadAverage1m: round(os.loadavg()[0]!, 2),
       cpus: os.cpus().length,
-      targets: { medianMs: 13, note: 'pm2 restarts in about 13 ms on the reference machine' },
+      targets: { ratioToPm2: 1 },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchCli } from './cli.js';
 import { benchDaemon } from './daemon.js';
 import { benchHistory } from './history.js';
 import { benchJobs } from './jobs.js';
@@ -15,7 +16,8 @@ import { benchUi } from './ui.js';
 
 const BENCHES: Record<string, () => Promise<unknown>> = {
   pass: benchPass,
-  daemon: benchDaemon,
+  idle: benchDaemon,
+  cli: benchCli,
   pool: benchPool,
   slurm: benchSlurm,
   ui: benchUi,

@@ -1,0 +1,54 @@
+// CLI start: `tend daemon status --json`, `tend routine list --json` and `tend job post` wall
+// time beside `node -e 0`, interleaved in one run (medians of 10), against a data dir with 100
+// routines and no daemon.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { median, round } from './stats.js';
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
+
+function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  try {
+    execFileSync(process.execPath, args, { env, stdio: 'ignore' });
+  } catch {
+    // status exits 1 without a daemon: the time is what counts
+  }
+  return performance.now() - t0;
+}
+
+export async function benchCli() {
+  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-cli-'));
+  const env = { ...process.env, TEND_DATA_DIR: dir };
+  try {
+    const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
+    writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
+    execFileSync(process.execPath, [CLI, 'schedule', 'import', join(dir, 'bench.yaml')], { env, stdio: 'ignore' });
+    const commands: Record<string, string[]> = {
+      node: ['-e', '0'],
+      status: [CLI, 'daemon', 'status', '--json'],
+      list: [CLI, 'routine', 'list', '--json'],
+      post: [CLI, 'job', 'post', '--', '/bin/true'],
+    };
+    const times: Record<string, number[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+    for (let i = 0; i < 10; i++) for (const [name, args] of Object.entries(commands)) times[name]!.push(wallMs(args, env));
+    const nodeMs = median(times['node']!);
+    const figure = (name: string) => ({ ms: round(median(times[name]!), 1), ratio: round(median(times[name]!) / nodeMs, 2) });
+    return {
+      name: 'cli',
+      description: 'CLI commands beside `node -e 0` (medians of 10, interleaved), 100 routines, no daemon',
+      nodeMs: round(nodeMs, 1),
+      status: figure('status'),
+      list: figure('list'),
+      post: figure('post'),
+      loadAverage1m: round(os.loadavg()[0]!, 2),
+      targets: { statusRatio: 2 },
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
