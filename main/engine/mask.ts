@@ -148,3 +148,50 @@ export function maskText(text: string, secrets: readonly string[]): string {
   if (list.length === 0) return text;
   return text.replace(new RegExp(list.map(escapeRegExp).join('|'), 'g'), MASK);
 }
+
+/** The secret values of a routine's (or job's) arguments and environment, for maskText(). */
+export function secretsOf(def: { args: readonly string[]; env: Readonly<Record<string, string>> } | null | undefined): string[] {
+  return def ? collectSecrets(def.args, def.env) : [];
+}
+
+const SECRET_LABEL = /^([A-Za-z][A-Za-z0-9_-]*):$/;
+const AUTH_SCHEME = /^(bearer|basic|token|digest)$/i;
+
+/**
+ * Free text someone supplied (a reporter's message, a reason), masked by the argument rules word
+ * by word (`password=hunter2`, `--token abc`, URLs), plus `Password: hunter2` and
+ * `Authorization: Bearer abc` in prose, plus the given known secret values anywhere.
+ */
+export function maskFreeText(text: string, secrets: readonly string[] = []): string {
+  const parts = text.split(/(\s+)/);
+  const words = parts.filter((_, i) => i % 2 === 0);
+  for (let i = 0; i + 1 < words.length; i++) {
+    const label = SECRET_LABEL.exec(words[i]!);
+    if (!label || !isSecretHeader(label[1]!)) continue;
+    const at = AUTH_SCHEME.test(words[i + 1]!) && i + 2 < words.length ? i + 2 : i + 1;
+    if (words[at] !== '') words[at] = MASK;
+    i = at;
+  }
+  const masked = scanArgs(words, []);
+  return maskText(parts.map((p, i) => (i % 2 === 0 ? masked[i / 2]! : p)).join(''), secrets);
+}
+
+const PROBE = 'tendMaskedValueProbe';
+
+/**
+ * Where a definition holds `***` in place of a secret (what export writes): `args.N` and
+ * `env.NAME` paths. A `***` that masking would not have produced there (`--glob=***`) is a value.
+ */
+export function maskedSecretPaths(args: readonly string[], env: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  args.forEach((a, j) => {
+    if (!a.includes(MASK)) return;
+    const found: string[] = [];
+    scanArgs(args.map((x, i) => (i === j ? x.split(MASK).join(PROBE) : x)), found);
+    if (found.some((f) => f.includes(PROBE))) out.push(`args.${j}`);
+  });
+  for (const [name, value] of Object.entries(env)) {
+    if (value.includes(MASK) && collectSecrets([], { [name]: value.split(MASK).join(PROBE) }).some((f) => f.includes(PROBE))) out.push(`env.${name}`);
+  }
+  return out;
+}

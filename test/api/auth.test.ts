@@ -90,16 +90,31 @@ describe('with a worker token', () => {
     expect(failures).toEqual([]);
   });
 
-  it("a worker token fetches only its own computer's commands", async () => {
-    const own = await api.call('GET', '/api/worker/commands', { token: workerToken });
-    expect(own.status).toBe(200);
-    expect(own.json.value.commands).toEqual([]);
+  it("a worker token fetches only its own computer's commands, and names it", async () => {
+    const unnamed = await api.call('GET', '/api/worker/commands', { token: workerToken });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.json.error.message).toMatch(/^computer: required/);
     const named = await api.call('GET', '/api/worker/commands?computer=me@worker1', { token: workerToken });
     expect(named.status).toBe(200);
+    expect(named.json.value.commands).toEqual([]);
     const other = await api.call('GET', '/api/worker/commands?computer=me@someone-else', { token: workerToken });
     expect(other.status).toBeGreaterThanOrEqual(400);
     expect(other.status).toBeLessThan(500);
     expect(other.json).toMatchObject({ ok: false, error: { message: expect.stringContaining('belongs to me@worker1') } });
+  });
+
+  it('naming another computer is 403 on every worker route, whatever else the request holds', async () => {
+    const failures: string[] = [];
+    const worker = nonPublic().filter((r) => r.scope === 'worker');
+    expect(worker.length).toBeGreaterThanOrEqual(4);
+    for (const r of worker) {
+      const path = concrete(r.url);
+      const res = r.method === 'GET'
+        ? await api.call(r.method, `${path}?computer=me@someone-else`, { token: workerToken })
+        : await api.call(r.method, path, { token: workerToken, body: { computer: 'me@someone-else' } });
+      if (res.status !== 403 || !String(res.json?.error?.message).includes('this token belongs to me@worker1, not me@someone-else')) failures.push(`${r.method} ${path}: ${res.status} ${res.text.slice(0, 120)}`);
+    }
+    expect(failures).toEqual([]);
   });
 
   it('a replaced worker token stops working at once', async () => {

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbSnapshot } from './db-snapshot.js';
-import { cliSandbox, type CliResult } from './run-cli.js';
+import { cliSandbox, runCli, type CliResult } from './run-cli.js';
 
 const SECRET = 'hunter2';
 
@@ -101,5 +101,36 @@ describe('secret masking in CLI output', () => {
     expect([...res[0]!.unchanged].sort()).toEqual(['me@box:dl', 'me@box:rt']);
     expect(storedDef('me@box:dl')).toMatchObject({ args: [`--password=${SECRET}`, '--api-key', SECRET, '--verbose'], env: { TOKEN: SECRET, LANG: 'C' } });
     expect(storedDef('me@box:rt')).toMatchObject({ args: [`https://bob:${SECRET}@feed.example.com/?token=${SECRET}`] });
+  });
+
+  it('importing an export into another data dir refuses every *** with its path and how to give the secret; nothing changes', () => {
+    const file = join(cli.dir, 'export-other.yaml');
+    writeFileSync(file, cli.ok<string>('schedule', 'export', 'default'));
+    const other = cliSandbox();
+    try {
+      const r = other.tend('schedule', 'import', file, '--json');
+      expect(r.code).toBe(2);
+      const paths = [...r.stderr.matchAll(/routines\.\d+\.(args\.\d+|env\.\w+)/g)].map((m) => m[0]);
+      // dl: --password=***, --api-key ***, TOKEN; rt: the URL's password and token.
+      expect(new Set(paths).size).toBe(4);
+      expect(r.stderr).toMatch(/routines\.\d+\.args\.0: holds a masked secret \(\*\*\*\)/);
+      expect(r.stderr).toContain('"--password=${env:SECRET}"');
+      expect(r.stderr).toContain('"${env:TOKEN}"');
+      expect(other.ok<unknown[]>('routine', 'list', '--json')).toEqual([]);
+
+      // With the secrets referenced from the importer's environment, the real values are stored.
+      const fixed = readFileSync(file, 'utf8').replaceAll('--password=***', '--password=${env:PW}').replace('"***"', '"${env:PW}"').replace('TOKEN: "***"', 'TOKEN: "${env:PW}"').replace("TOKEN: '***'", "TOKEN: '${env:PW}'").replace('bob:***@', 'bob:${env:PW}@').replace('token=***', 'token=${env:PW}');
+      const fixedFile = join(cli.dir, 'export-fixed.yaml');
+      writeFileSync(fixedFile, fixed);
+      const unset = other.tend('schedule', 'import', fixedFile);
+      expect(unset.code).toBe(2);
+      expect(unset.stderr).toContain('environment variable PW is not set');
+      const ok = runCli(['schedule', 'import', fixedFile, '--json'], { dataDir: other.dir, env: { PW: SECRET } });
+      expect(ok.code, ok.stderr + fixed).toBe(0);
+      const stored = (dbSnapshot(other.dir).routines as { id: string; def: string }[]).map((x) => JSON.parse(x.def) as { id: string; args: string[]; env: Record<string, string> });
+      expect(stored.find((d) => d.id === 'me@box:dl')).toMatchObject({ args: [`--password=${SECRET}`, '--api-key', SECRET, '--verbose'], env: { TOKEN: SECRET, LANG: 'C' } });
+    } finally {
+      other.remove();
+    }
   });
 });

@@ -197,7 +197,7 @@ describe('stopping', () => {
     expect(tend(dir, ['daemon', 'doctor', '--json']).stdout).toContain('worker-not-seen');
     const d = await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '5000' }).ready();
     const api = JSON.parse(readFileSync(join(dir, 'api.json'), 'utf8')) as { url: string };
-    const poll = fetch(`${api.url}/api/worker/commands?wait=30000`, { headers: { authorization: `Bearer ${token}` } }).then(
+    const poll = fetch(`${api.url}/api/worker/commands?computer=me@farhost&wait=30000`, { headers: { authorization: `Bearer ${token}` } }).then(
       (r) => r.status,
       () => 'dropped',
     );

@@ -374,7 +374,16 @@ export class Pool {
     await waitFor(() => (this.db.worker(w.computer)?.last_seen ?? 0) >= since, timeoutMs, `${w.computer} to be seen by the daemon (log: ${w.log.slice(-400)})`);
   }
 
+  /**
+   * A request with `token`. With a worker token, a worker route is called the way a worker calls
+   * it: naming the token's computer (query or body), unless the test names one itself.
+   */
   http<T = unknown>(method: string, path: string, body?: unknown, token = this.api.token): Promise<HttpResult<T>> {
+    const computer = [...this.tokens].find(([, t]) => t === token)?.[0];
+    if (computer && path.startsWith('/api/worker/')) {
+      if (method === 'GET' && !/[?&]computer=/.test(path)) path += `${path.includes('?') ? '&' : '?'}computer=${encodeURIComponent(computer)}`;
+      else if (method !== 'GET' && typeof body === 'object' && body !== null && !('computer' in body)) body = { computer, ...body };
+    }
     return http<T>(this.api.url, token, method, path, body);
   }
 

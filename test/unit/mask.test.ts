@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MASK, collectSecrets, isSecretName, maskArgs, maskEnv, maskText, nameParts } from '../../main/engine/mask.js';
+import { MASK, collectSecrets, isSecretName, maskArgs, maskedSecretPaths, maskEnv, maskFreeText, maskText, nameParts } from '../../main/engine/mask.js';
+import { LogMasker } from '../../main/engine/mask-stream.js';
 
 describe('isSecretName', () => {
   it.each([
@@ -131,5 +132,36 @@ describe('collectSecrets', () => {
   it('feeds maskText so a logged secret is hidden', () => {
     const secrets = collectSecrets(['--password', 'hunter2']);
     expect(maskText('connecting with hunter2', secrets)).toBe('connecting with ***');
+  });
+});
+
+describe('free text, masked followed logs, masked placeholders', () => {
+  it('maskFreeText applies the argument rules word by word, and labels in prose', () => {
+    expect(maskFreeText('login password=hunter2 ok')).toBe('login password=*** ok');
+    expect(maskFreeText('retry  --api-key abcd1234\nnext')).toBe('retry  --api-key ***\nnext');
+    expect(maskFreeText('Password: hunter2, Authorization: Bearer xyz123 done')).toBe('Password: *** Authorization: Bearer *** done');
+    expect(maskFreeText('keyboard: fine, 3 passes')).toBe('keyboard: fine, 3 passes');
+    expect(maskFreeText('echoed s3cr3tvalue here', ['s3cr3tvalue'])).toBe('echoed *** here');
+  });
+
+  it('LogMasker never lets a secret through when it arrives split across reads', () => {
+    const secret = 'hunter2secret';
+    const text = `a ${secret} b ${secret}${secret} c ${secret}`;
+    for (let size = 1; size <= text.length; size++) {
+      const m = new LogMasker([secret, 'hunter']);
+      let shown = '';
+      for (let i = 0; i < text.length; i += size) {
+        const part = m.push(text.slice(i, i + size));
+        expect(part).not.toContain('hunter');
+        shown += part;
+      }
+      shown += m.end();
+      expect(shown, `reads of ${size}`).toBe('a *** b ****** c ***');
+    }
+  });
+
+  it('maskedSecretPaths finds the *** export left where secrets were, and only there', () => {
+    expect(maskedSecretPaths(['--password=***', '--api-key', '***', '--glob=***', 'https://u:***@h/?token=***'], { TOKEN: '***', NOTE: '***' })).toEqual(['args.0', 'args.2', 'args.4', 'env.TOKEN']);
+    expect(maskedSecretPaths(['--password=real'], { TOKEN: 'real' })).toEqual([]);
   });
 });

@@ -10,10 +10,13 @@ import { utcDay } from '../../main/engine/ids.js';
 import { Store } from '../../main/engine/store/store.js';
 import { DEFAULT_KEEP_DAYS } from '../../main/engine/keep-days.js';
 import { createLocalBackend, type LocalBackend } from '../local/local-backend.js';
-import { ApiClient } from './client.js';
+import { ApiClient, ApiRefused } from './client.js';
 import { pruneRunDirs } from './prune.js';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** A token the server does not know is retried this many times (a daemon mid-restart), then the worker exits. */
+const TOKEN_TRIES = 5;
+const MAX_BACKOFF_MS = 30_000;
 
 export interface AgentOptions {
   server: string;
@@ -49,6 +52,14 @@ interface Report {
   startedAt?: number;
   endedAt?: number;
   heartbeatAt?: number;
+}
+
+/** The server's "this token belongs to X, not Y", said with what to do about it. */
+export function mismatch(message: string, computer: string): string {
+  const owner = / belongs to (\S+?),? not /.exec(message)?.[1];
+  const what = owner ? `this token belongs to ${owner}, not ${computer}` : message;
+  const fix = owner ? `start the worker with --computer ${owner}, or issue a token for ${computer} on the daemon host (\`tend worker token ${computer}\`)` : `issue a token for ${computer} on the daemon host (\`tend worker token ${computer}\`)`;
+  return `refused: ${what}. Stopping: ${fix}.`;
 }
 
 /**
@@ -99,7 +110,10 @@ export class WorkerAgent {
   /** Backoff waits of the loops, cut short when the server answers again. */
   private readonly retries = new Set<Kick>();
   online = false;
+  /** Why the worker stopped by itself (a token for another computer, or refused again and again); null otherwise. */
+  fatal: string | null = null;
   private nextPruneAt = 0;
+  private last = { line: '', at: 0 };
 
   constructor(private readonly o: AgentOptions) {
     this.store = Store.open(join(o.dataDir, 'tend.db'));
@@ -136,6 +150,7 @@ export class WorkerAgent {
    */
   private async guarded(what: string, fn: () => Promise<void>): Promise<void> {
     let backoff = 500;
+    let refusals = 0;
     const retry = new Kick();
     this.retries.add(retry);
     try {
@@ -143,17 +158,45 @@ export class WorkerAgent {
         try {
           await fn();
           backoff = 500;
+          refusals = 0;
         } catch (err) {
           if (this.stop.signal.aborted) return;
-          if (this.online) this.o.log(`${what}: ${errorMessage(err)}; retrying`);
           this.online = false;
+          const next = `${Math.round(backoff / 100) / 10} s`;
+          if (err instanceof ApiRefused && err.status === 403 && / belongs to /.test(err.message)) {
+            return this.giveUp(mismatch(err.message, this.o.computer));
+          }
+          if (err instanceof ApiRefused && err.status === 401) {
+            const why = `the server refused the token (${err.message}): it is wrong, was replaced, or the worker was forgotten; issue one on the daemon host with \`tend worker token ${this.o.computer}\``;
+            if (++refusals >= TOKEN_TRIES) return this.giveUp(`${why}. Gave up after ${TOKEN_TRIES} tries.`);
+            this.say(`${why} (try ${refusals} of ${TOKEN_TRIES}; next in ${next})`);
+          } else {
+            // Unreachable, or answering with an error: running jobs are untouched, retried for as long as it takes.
+            this.say(`${what}: ${errorMessage(err)}; retrying in ${next} (running jobs keep running)`);
+          }
           await retry.wait(backoff, this.stop.signal);
-          backoff = Math.min(backoff * 2, 30_000);
+          backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         }
       }
     } finally {
       this.retries.delete(retry);
     }
+  }
+
+  /** Log a line, unless the same one was just logged (the loops fail together when the server does). */
+  private say(line: string): void {
+    const now = Date.now();
+    if (line === this.last.line && now - this.last.at < 5000) return;
+    this.last = { line, at: now };
+    this.o.log(line);
+  }
+
+  private giveUp(why: string): void {
+    if (this.fatal === null) {
+      this.fatal = why;
+      this.o.log(why);
+    }
+    this.shutdown();
   }
 
   /** Every call to the server: "connected" is what the server answered, not what a loop assumed. */
@@ -174,7 +217,7 @@ export class WorkerAgent {
   private commandLoop(): Promise<void> {
     return this.guarded('commands', async () => {
       const i = this.info();
-      const q = `?wait=${this.o.waitMs ?? 25_000}&version=${encodeURIComponent(i.version)}&slots=${i.slots}&running=${i.running}`;
+      const q = `?computer=${encodeURIComponent(this.o.computer)}&wait=${this.o.waitMs ?? 25_000}&version=${encodeURIComponent(i.version)}&slots=${i.slots}&running=${i.running}`;
       const { commands } = await this.call<{ commands: Command[] }>('GET', `/api/worker/commands${q}`);
       for (const c of commands) await this.handle(c);
     });
@@ -188,6 +231,7 @@ export class WorkerAgent {
         return;
       }
       const { jobs } = await this.call<{ jobs: { id: number; spec: JobSpec }[] }>('POST', '/api/worker/jobs/claim', {
+        computer: this.o.computer,
         slots: free,
         wait: this.o.waitMs ?? 25_000,
         version: this.o.version,
@@ -308,6 +352,6 @@ export class WorkerAgent {
   private async send(reports: Report[], running: number): Promise<void> {
     // The server takes reasons up to 2000 characters; a longer one must not block every report.
     const fit = reports.map((r) => (r.reason && r.reason.length > 2000 ? { ...r, reason: `${r.reason.slice(0, 1997)}...` } : r));
-    await this.call('POST', '/api/worker/reports', { reports: fit, version: this.o.version, slots: this.o.batchSlots, running });
+    await this.call('POST', '/api/worker/reports', { computer: this.o.computer, reports: fit, version: this.o.version, slots: this.o.batchSlots, running });
   }
 }

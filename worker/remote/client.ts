@@ -1,5 +1,28 @@
 // The worker's side of the HTTP API: JSON over fetch with the worker's bearer token.
-import { TendError } from '../../main/engine/errors.js';
+import { TendError, errorMessage } from '../../main/engine/errors.js';
+
+/** The server answered and said no: `status` tells a wrong token (401) from a refusal (403). */
+export class ApiRefused extends TendError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(status === 401 || status === 403 || status === 409 ? 'REFUSED' : status >= 500 ? 'UNAVAILABLE' : 'INVALID', message);
+  }
+}
+
+/** No answer at all: the server is down, unreachable, or not an HTTP server. */
+export class Unreachable extends TendError {
+  constructor(message: string) {
+    super('UNAVAILABLE', message);
+  }
+}
+
+/** fetch's "fetch failed" hides the reason in its cause (ECONNREFUSED, ENOTFOUND, …). */
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? errorMessage(err);
+}
 
 export class ApiClient {
   constructor(
@@ -27,8 +50,7 @@ export class ApiClient {
       } catch (err) {
         if (own.signal.aborted) throw err;
         // "fetch failed" says nothing: name the address and what to check.
-        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-        throw new TendError('UNAVAILABLE', `${what}: no answer from ${this.server} (${cause?.code ?? cause?.message ?? (err as Error).message}): check that the daemon runs there (tend daemon status on its host) and that the address (--server, TEND_SERVER) is right`);
+        throw new Unreachable(`${what}: no answer from ${this.server} (${networkReason(err)}): check that the daemon runs there (tend daemon status on its host) and that the address (--server, TEND_SERVER) is right`);
       }
     } finally {
       signal?.removeEventListener('abort', abort);
@@ -37,11 +59,11 @@ export class ApiClient {
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
-      throw new TendError('UNAVAILABLE', `${what}: ${this.server} answered HTTP ${res.status}, not JSON: is it a Tend daemon?`);
+      throw new Unreachable(`${what}: ${this.server} answered HTTP ${res.status}, not JSON: is it a Tend daemon?`);
     }
     if (!parsed.ok) {
       const e = parsed.error ?? { code: 'INTERNAL', message: `HTTP ${res.status}` };
-      throw new TendError(res.status === 401 || res.status === 403 || res.status === 409 ? 'REFUSED' : res.status >= 500 ? 'UNAVAILABLE' : 'INVALID', `${what}: ${e.message}`);
+      throw new ApiRefused(res.status, `${what}: ${e.message}`);
     }
     return parsed.value as T;
   }

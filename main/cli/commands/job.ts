@@ -113,9 +113,13 @@ export function register(program: Command): void {
     .action(
       action(async (id: string, o: { stream: string; tail?: string; follow?: boolean }) => {
         const { parseJobId, getJob } = await import('../../engine/ops/jobs.js');
-        const j = await withStore((s) => getJob(s, parseJobId(id)));
+        const { secretsOf } = await import('../../engine/mask.js');
+        const { j, secrets } = await withStore((s) => {
+          const found = getJob(s, parseJobId(id));
+          return { j: found, secrets: secretsOf(s.jobs.get(found.id)) };
+        });
         const { printLogs } = await import('./logs.js');
-        await printLogs({ runDir: j.runDir, label: `job ${j.id}`, stream: o.stream, tail: o.tail, follow: o.follow });
+        await printLogs({ runDir: j.runDir, label: `job ${j.id}`, stream: o.stream, tail: o.tail, follow: o.follow, secrets });
       }),
     );
 }

@@ -20,6 +20,8 @@ export interface PrintLogsOptions {
   stream: string;
   tail?: string;
   follow?: boolean;
+  /** The run's secret values (its arguments and environment): shown as *** (the files keep them). */
+  secrets: string[];
 }
 
 const TAIL_BYTES = 1024 * 1024;
@@ -36,7 +38,11 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
     process.stderr.write(`tend: ${o.label} has not started yet: no output\n`);
     if (!o.follow) return;
   }
-  const { tailLog, followLog } = await import('../../../worker/local/logs.js');
+  const [{ tailLog, followLog }, { maskText }, { maskFollowed }] = await Promise.all([
+    import('../../../worker/local/logs.js'),
+    import('../../engine/mask.js'),
+    import('../../engine/mask-stream.js'),
+  ]);
   const stream = o.stream as 'stdout' | 'stderr';
   const lastLines = (text: string): string => {
     if (lines === null) return text;
@@ -45,7 +51,7 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
   };
   if (!o.runDir) return;
   if (!o.follow) {
-    process.stdout.write(lastLines(tailLog(o.runDir, stream, TAIL_BYTES)));
+    process.stdout.write(maskText(lastLines(tailLog(o.runDir, stream, TAIL_BYTES)), o.secrets));
     return;
   }
   const stop = new AbortController();
@@ -54,7 +60,8 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
   try {
     // The tail and what follows come from one reader, so nothing written in between is lost.
     // Ends by itself once the job is over and everything it wrote was read.
-    for await (const chunk of followLog(o.runDir, stream, { signal: stop.signal, tailBytes: TAIL_BYTES, tailFilter: lastLines })) process.stdout.write(chunk);
+    const chunks = followLog(o.runDir, stream, { signal: stop.signal, tailBytes: TAIL_BYTES, tailFilter: lastLines });
+    for await (const chunk of maskFollowed(chunks, o.secrets)) process.stdout.write(chunk);
   } finally {
     process.off('SIGINT', onSig);
   }
@@ -71,18 +78,19 @@ export function register(program: Command): void {
       action(async (ref: string, o: { stream: string; tail?: string; follow?: boolean }) => {
         const { expandRoutineId } = await import('../../engine/domain/schema.js');
         const { notFound } = await import('../../engine/errors.js');
+        const { secretsOf } = await import('../../engine/mask.js');
         const found = await withStore((s) => {
           const byId = s.runs.get(ref);
-          if (byId) return { run: byId, newest: byId, externalLines: externalLog(s, byId) };
+          if (byId) return { run: byId, newest: byId, externalLines: externalLog(s, byId), secrets: secretsOf(s.routines.get(byId.routineId)) };
           const routineId = s.routines.get(expandRoutineId(ref)) ? expandRoutineId(ref) : ref;
           const newest = s.runs.latest(routineId);
           if (!newest) return null;
           // A queued retry has no output yet: the latest run that has some is what is worth reading.
           const run = newest.runDir || s.routines.get(routineId)?.external ? newest : (s.runs.history(routineId, 50).find((r) => r.runDir !== null) ?? newest);
-          return { run, newest, externalLines: externalLog(s, run) };
+          return { run, newest, externalLines: externalLog(s, run), secrets: secretsOf(s.routines.get(run.routineId)) };
         });
         if (!found) throw notFound(`routine or run ${ref}`);
-        const { run, newest, externalLines } = found;
+        const { run, newest, externalLines, secrets } = found;
         const what = `run ${run.id} (${run.status}, attempt ${run.attempt}, scheduled ${new Date(run.scheduledAt).toISOString()})`;
         // Which run this is goes to stderr: stdout stays the log itself.
         if (newest.id !== run.id) process.stderr.write(`tend: ${what}; the newest, run ${newest.id} (${newest.status}${newest.notBefore ? ` at ${new Date(newest.notBefore).toISOString()}` : ''}), has no output yet\n`);
@@ -98,6 +106,7 @@ export function register(program: Command): void {
           stream: o.stream,
           tail: o.tail,
           follow: o.follow,
+          secrets,
         });
       }),
     );

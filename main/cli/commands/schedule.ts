@@ -51,7 +51,7 @@ export function register(program: Command): void {
         const { dirname, resolve } = await import('node:path');
         // Paths in the file are relative to the file (stdin: to where tend runs).
         const baseDir = file === '-' ? process.cwd() : dirname(resolve(file));
-        const res = await withStore((s) => importSchedule(s, text, Date.now(), { baseDir }));
+        const res = await withStore((s) => importSchedule(s, text, Date.now(), { baseDir, env: process.env }));
         const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
         nudgeDaemon(await dataDirPath());
         print(o.json, res, () => res.map((r) => `schedule ${r.schedule}: ${r.created.length} created, ${r.updated.length} updated, ${r.removed.length} removed, ${r.unchanged.length} unchanged`).join('\n'));

@@ -52,6 +52,8 @@ export function register(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
         await agent.run();
+        // The reason (a token for another computer, or one refused again and again) was logged.
+        if (agent.fatal !== null) process.exitCode = 1;
       }),
     );
 

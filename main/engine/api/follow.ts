@@ -7,6 +7,8 @@ import { zodIssues } from '../domain/schema.js';
 import { followLog } from '../../../worker/local/logs.js';
 import type { Engine } from '../engine.js';
 import { invalid, notFound } from '../errors.js';
+import { secretsOf } from '../mask.js';
+import { maskFollowed } from '../mask-stream.js';
 import type { Streams } from './streams.js';
 
 const WAITING = new Set(['PENDING', 'DELAYED', 'STARTING']);
@@ -50,7 +52,8 @@ export async function followRoute(engine: Engine, streams: Streams, req: Fastify
     return;
   }
   try {
-    for await (const chunk of followLog(runDir, stream, { signal: stop.signal, tailBytes })) {
+    const secrets = secretsOf(engine.store.routines.get(run.routineId));
+    for await (const chunk of maskFollowed(followLog(runDir, stream, { signal: stop.signal, tailBytes }), secrets)) {
       res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
     }
     if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"finished"}\n\n`);

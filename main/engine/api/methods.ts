@@ -17,6 +17,7 @@ import { nextRuns } from '../timing/next.js';
 import { parseRoutine } from '../domain/schema.js';
 import { readManifest } from '../../../worker/local/jobdir.js';
 import { tailLog } from '../../../worker/local/logs.js';
+import { maskText, secretsOf } from '../mask.js';
 import type { Channel } from './routes.js';
 
 const Id = z.strictObject({ id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code') });
@@ -139,7 +140,9 @@ export function makeMethods(engine: Engine) {
     'runs.log': (a: { id: string; stream?: 'stdout' | 'stderr'; tailBytes?: number }) => {
       const run = store.runs.get(a.id);
       if (!run) throw notFound(`run ${a.id}`);
-      return { runId: run.id, stream: a.stream ?? 'stdout', text: run.runDir ? tailLog(run.runDir, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024) : '' };
+      // The routine's own secret values, echoed in its output, are masked where Tend serves it (the file keeps them).
+      const text = run.runDir ? maskText(tailLog(run.runDir, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId))) : '';
+      return { runId: run.id, stream: a.stream ?? 'stdout', text };
     },
     'workers.list': () => store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all(),
     'workers.forget': (a: { computer: string; force?: boolean }) => {

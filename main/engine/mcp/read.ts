@@ -3,9 +3,10 @@
 import { tailLog } from '../../../worker/local/logs.js';
 import { dayBounds } from '../timing/day.js';
 import { expandRoutineId, localComputer } from '../domain/schema.js';
-import type { RoutineDef, RunRow } from '../domain/types.js';
+import type { RunRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
-import { collectSecrets, maskArgs, maskEnv, maskText } from '../mask.js';
+import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.js';
+export { secretsOf };
 import { WORKER_ONLINE_MS } from '../metrics/collect.js';
 import { listRoutines, runSummary, showRoutine, type RunSummary } from '../ops/views.js';
 import type { Store } from '../store/store.js';
@@ -13,10 +14,6 @@ import { nextRuns } from '../timing/next.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** Secrets of a routine's definition, to mask in its logs and messages. */
-export function secretsOf(def: RoutineDef | null): string[] {
-  return def ? collectSecrets(def.args, def.env) : [];
-}
 
 export function routines(store: Store, now: number, o: { schedule?: string; limit: number }) {
   const all = listRoutines(store, now).filter((r) => !o.schedule || r.schedule === o.schedule);

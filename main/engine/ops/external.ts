@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound, TendError } from '../errors.js';
+import { maskFreeText, secretsOf } from '../mask.js';
 import { moveRun } from '../scheduler/moves.js';
 import type { NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
@@ -61,7 +62,9 @@ function target(store: Store, def: RoutineDef, runId: string | undefined): RunRo
 
 export function reportExternal(store: Store, log: (e: NewEvent) => void, id: string, action: ExternalAction, r: ExternalReport, now: number): RunRow | null {
   const def = externalRoutine(store, id);
-  const message = r.message?.slice(0, LOG_LIMIT);
+  // What a reporter says is masked like arguments before it is stored: every reader (events API,
+  // UI, MCP, webhooks) then sees it masked.
+  const message = r.message === undefined ? undefined : maskFreeText(r.message.slice(0, LOG_LIMIT), secretsOf(def));
   return store.tx(() => {
     if (action === 'log') {
       const run = target(store, def, r.runId);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { expandRoutineId, localComputer, parseRoutine, ROUTINE_ID, RoutineFields, ScheduleFileSchema, toInput, zodIssues } from '../domain/schema.js';
 import type { RoutineDef, ScheduleMode } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
+import { maskedSecretPaths } from '../mask.js';
 import type { Store } from '../store/store.js';
 import { cancelQueuedRetries, dependencyIssues, initialTrigger } from './routines.js';
 import { publicDef } from './views.js';
@@ -48,11 +49,48 @@ function restoreMasked(def: RoutineDef, stored: RoutineDef | null): RoutineDef {
   return { ...def, args, env };
 }
 
+/** `${env:NAME}` in an argument or an environment value: filled in at import from the importer's environment. */
+const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Fill in environment references; a variable that is not set is an issue at the value's path. */
+function resolveEnvRefs(def: RoutineDef, at: string, env: Readonly<Record<string, string | undefined>> | null, issues: Issue[]): RoutineDef {
+  const fill = (value: string, path: string): string =>
+    value.replace(ENV_REF, (ref, name: string) => {
+      const v = env?.[name];
+      if (v === undefined) {
+        issues.push({ path, message: env ? `environment variable ${name} is not set (referenced as ${ref})` : `${ref}: environment references are filled in by \`tend schedule import\` on the command line` });
+        return ref;
+      }
+      return v;
+    });
+  const args = def.args.map((a, i) => fill(a, `${at}.args.${i}`));
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(def.env)) vars[k] = fill(v, `${at}.env.${k}`);
+  return { ...def, args, env: vars };
+}
+
+/**
+ * A `***` left where a secret was (a file exported from another data dir, or edited) would be
+ * stored as the secret itself: refused, each with its path and how to pass the real value.
+ */
+function maskedIssues(def: RoutineDef, at: string): Issue[] {
+  return maskedSecretPaths(def.args, def.env).map((p) => {
+    const value = p.startsWith('env.') ? def.env[p.slice(4)]! : def.args[Number(p.slice(5))]!;
+    const example = value.split('***').join(p.startsWith('env.') ? `\${env:${p.slice(4)}}` : '${env:SECRET}');
+    return {
+      path: `${at}.${p}`,
+      message: `holds a masked secret (***), as \`tend schedule export\` writes it: give the real value, in the file or as a reference to a variable set when you run \`tend schedule import\` (${JSON.stringify(example)})`,
+    };
+  });
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface FileContext {
   /** The file's directory: relative `cwd`s are resolved against it, and it is the `cwd` of this host's routines that give none. */
   baseDir?: string;
+  /** What `${env:NAME}` references are filled in from (the importing command's environment); absent: they are refused. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -77,6 +115,7 @@ function placeCwd(r: Record<string, unknown>, fileComputer: string, here: string
  */
 export function parseScheduleFile(text: string, store: Store, now: number, fileCtx: FileContext = {}): ParsedSchedule[] {
   const here = localComputer();
+  const env = fileCtx.env ?? null;
   const issues: Issue[] = [];
   const docs = parseAllDocuments(text, { prettyErrors: true });
   const docList = Array.isArray(docs) ? docs : [docs];
@@ -114,9 +153,11 @@ export function parseScheduleFile(text: string, store: Store, now: number, fileC
         r = placeCwd(r as Record<string, unknown>, fileComputer, here, fileCtx.baseDir);
       }
       try {
-        const parsed = parseRoutine(r, { now, localComputer: fileComputer }, at.split('.'));
+        const parsed = resolveEnvRefs(parseRoutine(r, { now, localComputer: fileComputer }, at.split('.')), at, env, issues);
         const stored = store.routines.get(parsed.id);
+        // Unchanged `***` of a routine this data dir holds keep its stored secrets (a re-import).
         let def = restoreMasked(parsed, stored);
+        issues.push(...maskedIssues(def, at));
         // `in:` is resolved once, at the first import, and kept: importing the same file again
         // must not move the time (and run the routine again).
         if (isRecord(r) && r.in !== undefined && stored?.timing?.mode === 'at' && def.timing?.mode === 'at') def = { ...def, timing: stored.timing };

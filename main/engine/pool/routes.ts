@@ -50,7 +50,7 @@ const Report = z.strictObject({
 });
 const ReportsBody = z.strictObject({ ...WorkerInfo, reports: z.array(Report).max(1000) });
 const ExternalParams = z.strictObject({ id: z.string().min(1).max(500), action: z.enum(['start', 'heartbeat', 'complete', 'fail', 'log']) });
-const ExternalBody = z.strictObject({ runId: z.string().regex(/^[\w.-]{1,64}$/, 'at most 64 letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
+const ExternalBody = z.strictObject({ computer: WorkerInfo.computer, runId: z.string().regex(/^[\w.-]{1,64}$/, 'at most 64 letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
 
 const CommandsResult = z.object({
   commands: z.array(z.object({ id: z.number().int(), kind: z.enum(['start', 'cancel']), payload: z.record(z.string(), z.unknown()), expiresAt: z.number().int().describe('epoch milliseconds') })),
@@ -91,14 +91,28 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   return r.data;
 }
 
-/** The computer a request acts for: a worker's own, or (admin) the one it names. */
-function computerOf(ctx: ApiContext, req: FastifyRequest, named: string | undefined): string {
+/** The `computer` a request names (query or body), before the rest of it is read. */
+function namedComputer(input: unknown): string | undefined {
+  const v = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)['computer'] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A worker token is bound to one computer: naming any other is refused, whatever else the request says. */
+function refuseOtherComputer(ctx: ApiContext, req: FastifyRequest, named: string | undefined): void {
   const who = ctx.principal(req);
-  if (who?.kind === 'worker') {
-    if (named && named !== who.computer) throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}, not ${named}`);
-    return who.computer;
+  if (who?.kind === 'worker' && named !== undefined && named !== who.computer) {
+    throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}, not ${named}`);
   }
-  if (!named) throw invalid({ path: 'computer', message: 'required with an admin token' });
+}
+
+/**
+ * The computer a worker request acts for. Every one names it: a worker token for another
+ * computer is refused (403) before the request is parsed; an admin acts for the one it names.
+ */
+function computerOf(ctx: ApiContext, req: FastifyRequest, input: unknown): string {
+  const named = namedComputer(input);
+  refuseOtherComputer(ctx, req, named);
+  if (!named) throw invalid({ path: 'computer', message: 'required: every worker request names the computer it serves (user@HOST)' });
   return named;
 }
 
@@ -115,8 +129,8 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.addHook('preClose', async () => engine.wake.close());
 
   app.get('/api/worker/commands', { config: worker }, async (req, reply) => {
+    const computer = computerOf(ctx, req, req.query);
     const q = parse(CommandsQuery, req.query);
-    const computer = computerOf(ctx, req, q.computer);
     const now = () => engine.clock.now();
     store.pool.seen(computer, now(), q);
     let commands = store.pool.fetch(computer, now());
@@ -131,8 +145,8 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/api/worker/jobs/claim', { config: worker }, async (req, reply) => {
+    const computer = computerOf(ctx, req, req.body);
     const b = parse(ClaimBody, req.body);
-    const computer = computerOf(ctx, req, b.computer);
     store.pool.seen(computer, engine.clock.now(), b);
     let jobs = claimJobs(engine, computer, b.slots);
     if (jobs.length === 0 && b.wait) {
@@ -153,8 +167,8 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/api/worker/reports', { config: worker }, async (req) => {
+    const computer = computerOf(ctx, req, req.body);
     const b = parse(ReportsBody, req.body);
-    const computer = computerOf(ctx, req, b.computer);
     const now = engine.clock.now();
     store.pool.seen(computer, now, b);
     const refused: { id: string; reason: string }[] = [];
@@ -171,6 +185,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/api/external/:id/:action', { config: worker }, async (req) => {
+    refuseOtherComputer(ctx, req, namedComputer(req.body));
     const p = parse(ExternalParams, req.params);
     const b = parse(ExternalBody, req.body);
     const def = store.routines.get(p.id);
