@@ -290,10 +290,17 @@ routines:
     const after = dbSnapshot(cli.dir);
     for (const table of ['routines', 'routine_deps', 'triggers', 'schedules']) expect(after[table], table).toEqual(before[table]);
 
-    // Into a fresh data dir: the same definitions, secrets aside (they are exported masked).
+    // Into a fresh data dir: the masked secrets are refused with their paths (they would be stored
+    // as ***); given through the importer's environment, the same definitions result.
     const fresh = cliSandbox();
     try {
-      fresh.ok('schedule', 'import', file(exported));
+      const refused = fresh.tend('schedule', 'import', file(exported));
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('routines.0.args.0: holds a masked secret (***)');
+      expect(refused.stderr).toContain('routines.0.env.TOKEN: holds a masked secret (***)');
+      const withRefs = exported.replace('--password=***', '--password=${env:PW}').replace(/TOKEN: "?\*\*\*"?/, 'TOKEN: ${env:PW}');
+      const given = runCli(['schedule', 'import', file(withRefs)], { dataDir: fresh.dir, env: { PW: 'hunter2' } });
+      expect(given.code, given.stderr + withRefs).toBe(0);
       const copy = ['me@box:dl', 'me@box:parse', 'me@box:once', 'me@box:collector'].map((id) => fresh.ok<{ definition: unknown }>('routine', 'show', id, '--json').definition);
       expect(copy).toEqual(defs);
       expect(fresh.ok<string>('schedule', 'export', 'reports')).toBe(exported);

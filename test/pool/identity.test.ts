@@ -3,7 +3,7 @@
 // a wrong token or an unreachable server is said at once, never a silent hang.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, freePort, killTracked, Pool, scratch, waitFor, Worker } from './harness.js';
+import { assertBuilt, freePort, http, killTracked, Pool, scratch, waitFor, Worker } from './harness.js';
 
 let box: ReturnType<typeof scratch>;
 let pool: Pool | null = null;
@@ -37,7 +37,7 @@ describe('a worker token is bound to its computer', () => {
       expect(r.body.error?.message).toContain('this token belongs to bob@gpu, not alice@other');
     }
     // Naming no computer at all is refused too (400, naming the field): nothing is taken for granted.
-    const unnamed = await pool.http('GET', '/api/worker/commands', undefined, bob);
+    const unnamed = await http(pool.api.url, bob, 'GET', '/api/worker/commands');
     expect(unnamed.status).toBe(400);
     expect(unnamed.body.error?.message).toMatch(/^computer: required/);
 
