@@ -75,7 +75,8 @@ describe('a worker token is bound to its computer', () => {
     const w = new Worker('alice@other', join(box.dir, 'worker-alice'), () => url, 'w_whatever', 0);
     extra.push(w);
     w.start();
-    await waitFor(() => w.log.includes(`cannot reach ${url}: ECONNREFUSED; retrying in 0.5 s`), 10_000, 'the first failure to be said');
+    await waitFor(() => /no answer from .* \(ECONNREFUSED\).*; retrying in 0\.5 s/.test(w.log), 10_000, 'the first failure to be said');
+    expect(w.log).toContain(`GET /api/worker/commands: no answer from ${url} (ECONNREFUSED)`);
     await waitFor(() => w.log.includes('retrying in 2 s'), 15_000, 'later retries to be said too');
     expect(w.running).toBe(true);
   });

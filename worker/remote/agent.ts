@@ -201,7 +201,7 @@ export class WorkerAgent {
 
   /** Every call to the server: "connected" is what the server answered, not what a loop assumed. */
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const value = await this.api.call<T>(method, path, body, this.stop.signal);
+    const value = await this.api.call<T>(method, path, body, this.stop.signal, `${method} ${path.split('?')[0]}`);
     if (!this.online) {
       this.online = true;
       this.o.log('connected');
