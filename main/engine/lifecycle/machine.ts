@@ -70,8 +70,9 @@ export function defineMachine<S extends string, E extends string>(spec: MachineS
 
   const isTerminal = (state: S): boolean => terminalSet.has(state);
 
+  // Rows hold only known events (checked above) as own properties, so an unknown event finds nothing.
   const next = (state: S, event: E): S | undefined => {
-    if (!stateSet.has(state) || !eventSet.has(event)) return undefined;
+    if (!stateSet.has(state)) return undefined;
     const row = table[state] as Record<string, S | undefined>;
     return has(row, event) ? row[event] : undefined;
   };

@@ -1,0 +1,77 @@
+// What the backend is asked to run (scheduler/spec.ts): every field of a routine's run and of a
+// one-off job reaches the job spec, and the run directory is a pure function of the run.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJob } from '../../../main/engine/ops/jobs.js';
+import { runDirFor } from '../../../main/engine/scheduler/spec.js';
+import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+describe('job specs', () => {
+  it('a routine run carries its definition, its attempt and due time, masked args and a run directory by day', async () => {
+    f = new Fixture();
+    f.define({
+      id: 'etl/load',
+      cron: '0 * * * *',
+      command: '/usr/bin/env',
+      args: ['--password=hunter2', 'x'],
+      cwd: '/tmp',
+      env: { A: '1' },
+      log_cap: '1MiB',
+      outputs: ['out/*.csv'],
+      revision: 'abc123',
+    });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('etl/load');
+    expect(f.backend.job(run.id).spec).toEqual({
+      runId: run.id,
+      kind: 'run',
+      routineId: full('etl/load'),
+      jobId: null,
+      attempt: 1,
+      command: '/usr/bin/env',
+      args: ['--password=hunter2', 'x'],
+      cwd: '/tmp',
+      env: { A: '1' },
+      scheduledAt: T0 + HOUR,
+      runDir: join(f.opts.dataDir, 'runs', '2026-01-05', run.id),
+      logCapBytes: 1024 * 1024,
+      outputs: ['out/*.csv'],
+      revision: 'abc123',
+      maskedArgs: ['--password=***', 'x'],
+      slurm: null,
+    });
+  });
+
+  it('a one-off job is attempt 1 of job-ID, capped at 64 MiB, with no outputs or revision', async () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work', args: ['--token', 's3cret'], cwd: '/srv', env: { B: '2' } }, f.now());
+    await f.pass();
+    expect(f.backend.job(`job-${job.id}`).spec).toEqual({
+      runId: `job-${job.id}`,
+      kind: 'job',
+      routineId: null,
+      jobId: job.id,
+      attempt: 1,
+      command: 'work',
+      args: ['--token', 's3cret'],
+      cwd: '/srv',
+      env: { B: '2' },
+      scheduledAt: T0,
+      runDir: join(f.opts.dataDir, 'runs', '2026-01-05', `job-${job.id}`),
+      logCapBytes: 64 * 1024 * 1024,
+      outputs: [],
+      revision: null,
+      maskedArgs: ['--token', '***'],
+      slurm: null,
+    });
+  });
+
+  it('the run directory follows the UTC day the run was created', () => {
+    expect(runDirFor('/d', 'r1', Date.UTC(2026, 0, 5, 23, 59))).toBe('/d/runs/2026-01-05/r1');
+    expect(runDirFor('/d', 'r1', Date.UTC(2026, 0, 6, 0, 0))).toBe('/d/runs/2026-01-06/r1');
+  });
+});
