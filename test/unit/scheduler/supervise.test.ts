@@ -1,0 +1,125 @@
+// Status the pass derives (scheduler/supervise.ts): late runs become DELAYED exactly past their
+// tolerance, counted from a retry's own time; a timeout and a heartbeat interval count exactly;
+// an external realtime routine that goes silent is given up, not restarted; a paused realtime
+// routine is not started.
+import { afterEach, describe, expect, it } from 'vitest';
+import { reportExternal } from '../../../main/engine/ops/external.js';
+import { pauseRoutine } from '../../../main/engine/ops/routines.js';
+import { restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
+import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+describe('late runs', () => {
+  it('become DELAYED one millisecond past the tolerance, not at it, with the reason they waited and a message', async () => {
+    f = new Fixture();
+    f.backend.setHealth(false, 'disk full');
+    f.define({ id: 'r', cron: '0 * * * *', tolerance: '2m' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('r');
+    f.clock.set(T0 + HOUR + 2 * MIN);
+    await f.pass();
+    expect(f.run(run.id).status).toBe('PENDING');
+    f.clock.set(T0 + HOUR + 2 * MIN + 1);
+    await f.pass();
+    expect(f.run(run.id)).toMatchObject({ status: 'DELAYED', reason: expect.stringContaining('disk full') });
+    const e = f.events('run:delayed');
+    expect(e.map((x) => [x.runId, x.routineId, x.level])).toEqual([[run.id, full('r'), 'warn']]);
+    expect(e[0]!.message).toMatch(/^DELAYED: due 2026-01-05T10:00:00\.000Z, not started within 120s \(.*disk full.*\)$/);
+    f.advance(MIN);
+    await f.pass();
+    expect(f.events('run:delayed')).toHaveLength(1);
+  });
+
+  it('a retry is late counted from its own time, not the original due time', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '0 * * * *', tolerance: '2m', retry: { every: '5m', for: '1h' } });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.backend.finish(f.only('r').id, { exitCode: 1 });
+    f.backend.setHealth(false, 'paused');
+    f.advance(SEC);
+    await f.pass();
+    const retry = f.latest('r');
+    expect(retry.notBefore).toBe(T0 + HOUR + SEC + 5 * MIN);
+    f.clock.set(retry.notBefore! + 2 * MIN);
+    await f.pass();
+    expect(f.run(retry.id).status).toBe('PENDING');
+    f.advance(1);
+    await f.pass();
+    expect(f.run(retry.id).status).toBe('DELAYED');
+  });
+});
+
+describe('timeouts', () => {
+  it('count from the start: exactly the timeout is not yet over, a millisecond more is', async () => {
+    f = new Fixture();
+    f.define({ id: 'slow', cron: '0 * * * *', timeout: '1m' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('slow');
+    f.backend.markRunning(run.id, { startedAt: T0 + HOUR });
+    f.clock.set(T0 + HOUR + SEC);
+    await f.pass();
+    const started = f.run(run.id).startedAt!;
+    f.clock.set(started + MIN);
+    await f.pass();
+    expect(f.events('run:timeout')).toEqual([]);
+    f.clock.set(started + MIN + 1);
+    await f.pass();
+    const e = f.events('run:timeout');
+    expect(e.map((x) => [x.runId, x.level, x.message])).toEqual([[run.id, 'error', 'timed out after 60s; stopping it']]);
+    expect(f.run(run.id).reason).toBe('timed out after 60s');
+  });
+});
+
+describe('realtime supervision', () => {
+  it('an external routine that goes silent is given up (ERROR), never restarted by Tend', async () => {
+    f = new Fixture();
+    f.define({ id: 'ext', realtime: true, external: true, heartbeat: '30s', grace: '10s' });
+    reportExternal(f.store, () => undefined, full('ext'), 'start', {}, f.now());
+    const run = f.only('ext');
+    f.advance(20 * SEC);
+    await f.pass(); // past the grace, 20 s silent: within the interval
+    expect(f.run(run.id).status).toBe('RUNNING');
+    f.advance(11 * SEC);
+    await f.pass(); // 31 s silent
+    expect(f.run(run.id)).toMatchObject({ status: 'ERROR', reason: 'heartbeat silent for 31s (interval 30s); external routine, Tend cannot restart it', endedAt: f.now() });
+    expect(f.events('routine:silent').map((e) => [e.level, e.message])).toEqual([['error', 'ERROR: heartbeat silent for 31s (interval 30s); external routine, Tend cannot restart it']]);
+    f.advance(MIN);
+    await f.pass();
+    expect(f.runs('ext')).toHaveLength(1);
+    expect(f.backend.count('submit')).toBe(0);
+  });
+
+  it('a heartbeat counts from the last beat; silence during the startup grace does not count', async () => {
+    f = new Fixture();
+    f.define({ id: 'ext', realtime: true, external: true, heartbeat: '30s', grace: '2m' });
+    reportExternal(f.store, () => undefined, full('ext'), 'start', {}, f.now());
+    const run = f.only('ext');
+    f.advance(2 * MIN);
+    await f.pass(); // silent 120 s, but exactly at the end of the grace
+    expect(f.run(run.id).status).toBe('RUNNING');
+    reportExternal(f.store, () => undefined, full('ext'), 'heartbeat', {}, f.now());
+    f.advance(30 * SEC);
+    await f.pass(); // exactly the interval since the beat
+    expect(f.run(run.id).status).toBe('RUNNING');
+    f.advance(1);
+    await f.pass();
+    expect(f.run(run.id).status).toBe('ERROR');
+  });
+
+  it('a paused realtime routine is not started', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    pauseRoutine(f.store, full('feed'), f.now());
+    await f.pass();
+    expect(f.runs('feed')).toEqual([]);
+  });
+
+  it('restart backoff: none for the first quick death, then 1 s doubling to a 60 s cap', () => {
+    expect([0, 1, 2, 3, 4, 7, 8, 20].map(restartDelayMs)).toEqual([0, 0, 1000, 2000, 4000, 32_000, 60_000, 60_000]);
+  });
+});
