@@ -8,27 +8,20 @@ export function promoteJobs(ctx: Ctx, now: number): number {
   if (waiting.length === 0) return 0;
   let moved = 0;
   ctx.tx(() => {
-    // Cancellation cascades within one pass: keep going while something changed.
-    let changed = true;
-    const open = new Set(waiting);
-    while (changed) {
-      changed = false;
-      for (const id of open) {
-        const deps = ctx.store.jobs.dependencyStatuses(id);
-        const dead = deps.find((d) => d.status === 'ERROR' || d.status === 'CANCEL');
-        if (dead) {
-          if (moveJob(ctx.store, id, 'dep_failed', { reason: `dependency job ${dead.id} ended ${dead.status}`, endedAt: now }, now)) {
-            ctx.log({ type: 'job:cancelled', level: 'warn', jobId: id, message: `job ${id} cancelled: dependency job ${dead.id} ended ${dead.status}` });
-            moved++;
-            changed = true;
-          }
-          open.delete(id);
-        } else if (deps.every((d) => d.status === 'COMPLETED')) {
-          if (moveJob(ctx.store, id, 'ready', {}, now)) {
-            ctx.log({ type: 'job:pending', jobId: id, message: `job ${id} ready: dependencies completed` });
-            moved++;
-          }
-          open.delete(id);
+    // One sweep in id order cascades: a job depends only on jobs that existed when it was posted,
+    // so its dependencies have lower ids and were settled earlier in this sweep.
+    for (const id of waiting) {
+      const deps = ctx.store.jobs.dependencyStatuses(id);
+      const dead = deps.find((d) => d.status === 'ERROR' || d.status === 'CANCEL');
+      if (dead) {
+        if (moveJob(ctx.store, id, 'dep_failed', { reason: `dependency job ${dead.id} ended ${dead.status}`, endedAt: now }, now)) {
+          ctx.log({ type: 'job:cancelled', level: 'warn', jobId: id, message: `job ${id} cancelled: dependency job ${dead.id} ended ${dead.status}` });
+          moved++;
+        }
+      } else if (deps.every((d) => d.status === 'COMPLETED')) {
+        if (moveJob(ctx.store, id, 'ready', {}, now)) {
+          ctx.log({ type: 'job:pending', jobId: id, message: `job ${id} ready: dependencies completed` });
+          moved++;
         }
       }
     }
