@@ -29,6 +29,8 @@ test.beforeAll(async () => {
   const job = await d.api('jobs.post', { name: 'transcode', command: 'true' });
   await d.api('jobs.post', { name: 'publish', command: 'true', after: [job.id] });
   await d.api('jobs.post', { name: 'archive', command: 'false' });
+  // Enough finished jobs for the jobs table to scroll with no Cancel button in it.
+  for (let i = 0; i < 16; i++) await d.api('jobs.post', { name: `thumb-${i}`, command: 'true' });
   await expect.poll(async () => (await d.api('routines.show', { id: failing })).today, { timeout: 20_000 }).toBe('ERROR');
   await expect.poll(async () => (await d.api('routines.show', { id: good })).today, { timeout: 20_000 }).toBe('COMPLETED');
 });
@@ -68,7 +70,14 @@ const pages: { name: string; route: string; ready: (p: Page) => Promise<void> }[
       await expect(p.getByTestId('log-body')).toContainText('connection refused');
     },
   },
-  { name: 'jobs', route: '/jobs', ready: (p) => expect(p.locator('.jobs-table .vrow[data-status="ERROR"]')).toHaveCount(1) },
+  {
+    name: 'jobs',
+    route: '/jobs',
+    ready: async (p) => {
+      await expect(p.locator('.jobs-table .vrow[data-status="ERROR"]')).toHaveCount(1);
+      await expect(p.locator('.jobs-table .vrow:not([data-status="COMPLETED"]):not([data-status="ERROR"])')).toHaveCount(0);
+    },
+  },
   { name: 'workers', route: '/workers', ready: (p) => expect(p.locator('tr[data-worker="bob@render-farm"]')).toContainText('online') },
   { name: 'health', route: '/health', ready: (p) => expect(p.locator('.finding[data-finding="routine-error"]')).toBeVisible() },
   { name: 'editor', route: `/edit/${encodeURIComponent(good)}`, ready: (p) => expect(p.getByRole('heading', { name: /Edit/ })).toBeVisible() },

@@ -88,7 +88,8 @@ export function HealthPage(): ReactElement {
           )}
         </Section>
         <Section title="Recent events">
-          <ul className="events scroll">
+          {/* Focusable: a scrolling list must be reachable by keyboard even when no row holds a link. */}
+          <ul className="events scroll" tabIndex={0} aria-label="Recent events">
             {recent.slice(0, 40).map((e) => (
               <li key={e.id} className={`event level-${e.level}`}>
                 <span className="tabular muted">{clock(e.at, now)}</span>

@@ -106,7 +106,7 @@ function JobTable({ jobs }: { jobs: JobRow[] }): ReactElement {
           </span>
         </div>
       </div>
-      <div className="tbody scroll jobs-scroll" ref={scroller} role="rowgroup" style={{ height: Math.min(jobs.length * ROW + 2, 480) }}>
+      <div className="tbody scroll jobs-scroll" ref={scroller} role="rowgroup" tabIndex={0} aria-label="Job rows (scrollable)" style={{ height: Math.min(jobs.length * ROW + 2, 480) }}>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {v.getVirtualItems().map((item, _, items) => {
             const j = jobs[item.index]!;
@@ -238,7 +238,7 @@ function Graph({ jobs }: { jobs: JobRow[] }): ReactElement {
   if (layout.nodes.length === 0) return <Empty title="No jobs to draw" />;
   const withDeps = layout.edges.length;
   return (
-    <div className="graph scroll" role="img" aria-label={`Dependency graph of ${layout.nodes.length} jobs with ${withDeps} dependencies`}>
+    <div className="graph scroll" role="img" tabIndex={0} aria-label={`Dependency graph of ${layout.nodes.length} jobs with ${withDeps} dependencies`}>
       <svg width={layout.width} height={layout.height} viewBox={`0 0 ${layout.width} ${layout.height}`}>
         <defs>
           <marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto">
