@@ -10,8 +10,12 @@ import { Store } from '../main/engine/store/store.js';
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
-export function benchRoutines(): { id: string; command: string; cron: string; tz: string }[] {
+/** Run by hand only (the run-now measurement): never busy with a scheduled run. */
+export const BY_HAND = 'bench@host:by-hand';
+
+export function benchRoutines(): { id: string; command: string; cron?: string; at?: string; tz: string }[] {
   return [
+    { id: BY_HAND, command: '/bin/true', at: '2099-01-01T00:00', tz: 'UTC' },
     ...Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:minute/${i}`, command: '/bin/true', cron: '* * * * *', tz: 'UTC' })),
     ...Array.from({ length: 1000 }, (_, i) => ({ id: `bench@host:five/${i}`, command: '/bin/true', cron: '*/5 * * * *', tz: 'UTC' })),
   ];
@@ -45,7 +49,7 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
       const minute = new Date(slot).getUTCMinutes();
       const cycle = new Date(slot).toISOString().slice(0, 10);
       for (const r of routines) {
-        if (r.cron !== '* * * * *' && minute % 5 !== 0) continue;
+        if (!r.cron || (r.cron !== '* * * * *' && minute % 5 !== 0)) continue;
         const id = `h${(seq++).toString(36)}`;
         const started = slot + 50;
         const ended = started + 200 + (seq % 700);

@@ -11,7 +11,8 @@ import { Exposition, Histogram, type HistogramSeries, type Sample } from './prom
 /** A worker is online when it was heard from this recently (its long poll lasts 25 s). */
 export const WORKER_ONLINE_MS = 90_000;
 
-export const RUN_DURATION_BOUNDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200, 86_400] as const;
+export { RUN_DURATION_BOUNDS } from '../store/totals.js';
+import { RUN_DURATION_BOUNDS } from '../store/totals.js';
 export const PASS_DURATION_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
 const JOB_STATUSES: JobStatus[] = ['WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL'];

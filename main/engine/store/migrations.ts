@@ -12,18 +12,6 @@ const V5_BOUNDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43
 const V5_BUCKETS = V5_BOUNDS.map((_, i) => `b${i}`).concat(`b${V5_BOUNDS.length}`);
 const V5_TERMINAL = `('COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED')`;
 const v5Bucket = (d: string) => `CASE ${V5_BOUNDS.map((b, i) => `WHEN ${d} <= ${b} THEN ${i}`).join(' ')} ELSE ${V5_BOUNDS.length} END`;
-/** Count one finished run (NEW) in the totals: its outcome, and its duration when it ran. */
-const v5Count = `
-  INSERT INTO run_totals (routine_id, kind, status, n, last_ended_at)
-    VALUES (NEW.routine_id, NEW.kind, NEW.status, 1, CASE WHEN NEW.status = 'COMPLETED' THEN NEW.ended_at END)
-    ON CONFLICT (routine_id, kind, status) DO UPDATE SET n = n + 1,
-      last_ended_at = CASE WHEN excluded.last_ended_at IS NULL THEN last_ended_at WHEN last_ended_at IS NULL THEN excluded.last_ended_at
-        ELSE MAX(last_ended_at, excluded.last_ended_at) END;
-  INSERT INTO run_duration_totals (routine_id, ${V5_BUCKETS.join(', ')}, sum, n)
-    SELECT NEW.routine_id, ${V5_BUCKETS.map((_, i) => `bk = ${i}`).join(', ')}, d, 1
-    FROM (SELECT d, ${v5Bucket('d')} AS bk FROM (SELECT MAX(0, NEW.ended_at - NEW.started_at) / 1000.0 AS d))
-    WHERE NEW.kind = 'batch' AND NEW.started_at IS NOT NULL AND NEW.ended_at IS NOT NULL
-    ON CONFLICT (routine_id) DO UPDATE SET ${V5_BUCKETS.map((b) => `${b} = ${b} + excluded.${b}`).join(', ')}, sum = sum + excluded.sum, n = n + excluded.n;`;
 
 export const MIGRATIONS: Migration[] = [
   {
@@ -311,8 +299,8 @@ CREATE INDEX jobs_failed ON jobs(COALESCE(ended_at, updated_at)) WHERE status = 
 CREATE INDEX commands_cancels ON commands(computer, created_at) WHERE kind = 'cancel';
 
 -- What the metrics count (finished runs by routine and outcome, durations, last success) is kept
--- as totals, counted by triggers as each run finishes: a scrape reads a row per routine, not the
--- history. The retention removes runs without touching them. Seeded once from the runs kept and
+-- as totals, counted as each run finishes (store/runs.ts; a trigger cost 3x per run write here):
+-- a scrape reads a row per routine, not the history. The retention removes runs without touching them. Seeded once from the runs kept and
 -- from the tallies of runs removed so far (migration 4), which they replace.
 CREATE TABLE run_totals (
   routine_id    TEXT NOT NULL,
@@ -344,14 +332,6 @@ INSERT INTO run_duration_totals (routine_id, ${V5_BUCKETS.join(', ')}, sum, n)
   GROUP BY routine_id;
 DROP TABLE run_tallies;
 DROP TABLE duration_tallies;
-CREATE TRIGGER runs_count_finished AFTER UPDATE OF status ON runs
-  WHEN NEW.status IN ${V5_TERMINAL} AND OLD.status NOT IN ${V5_TERMINAL}
-BEGIN${v5Count}
-END;
-CREATE TRIGGER runs_count_inserted_finished AFTER INSERT ON runs
-  WHEN NEW.status IN ${V5_TERMINAL}
-BEGIN${v5Count}
-END;
 `,
   },
 ];

@@ -1,6 +1,8 @@
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
+import { writeTx } from './busy.js';
+import { RUN_TERMINAL, RunTotals } from './totals.js';
 
 interface RunRecord {
   id: string;
@@ -76,6 +78,7 @@ const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
 export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
+  private counted: RunTotals | null = null;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
@@ -121,6 +124,12 @@ export class RunStore {
 
   insert(run: RunRow): void {
     this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
+    if (RUN_TERMINAL.has(run.status)) this.totals.finished(run.id);
+  }
+
+  /** Prepared on first use: a read-only open of an older database has no totals tables. */
+  private get totals(): RunTotals {
+    return (this.counted ??= new RunTotals(this.db));
   }
 
   get(id: string): RunRow | null {
@@ -214,6 +223,13 @@ export class RunStore {
    * the run was no longer in an expected state (someone else moved it first).
    */
   cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}): boolean {
-    return this.moves.move(id, from, to, patch);
+    if (!RUN_TERMINAL.has(to) || from.every((f) => RUN_TERMINAL.has(f))) return this.moves.move(id, from, to, patch);
+    // A run that finishes is counted once, as it finishes, in the transaction that finishes it.
+    const finish = () => {
+      const moved = this.moves.move(id, from, to, patch);
+      if (moved) this.totals.finished(id);
+      return moved;
+    };
+    return writeTx(this.db, finish);
   }
 }

@@ -8,6 +8,7 @@ import { TendError } from '../../../main/engine/errors.js';
 import { openDb } from '../../../main/engine/store/db.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../../main/engine/store/migrations.js';
 import { Store } from '../../../main/engine/store/store.js';
+import { RUN_DURATION_BOUNDS } from '../../../main/engine/store/totals.js';
 import { scratch } from '../../helpers/engine-fixture.js';
 
 const TABLES = ['commands', 'events', 'job_deps', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routines', 'run_duration_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
@@ -152,6 +153,13 @@ describe('migration 5: totals the metrics read instead of the history', () => {
     `INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at, started_at, ended_at)
      VALUES ('${id}', 'me@h:r', '${o.kind ?? 'batch'}', '2026-01-05', 0, '${status}', 0, ${o.startedAt ?? 'NULL'}, ${o.endedAt ?? 'NULL'})`;
 
+  it('have one column per bucket of the histogram the metrics expose', () => {
+    const store = Store.open(':memory:');
+    const columns = (store.db.prepare(`SELECT name FROM pragma_table_info('run_duration_totals') WHERE name GLOB 'b[0-9]*'`).pluck().all() as string[]);
+    expect(columns).toHaveLength(RUN_DURATION_BOUNDS.length + 1);
+    store.close();
+  });
+
   it('are seeded from the runs kept and the tallies of removed ones, then counted as runs finish', () => {
     const raw = openDb(dir.db, { migrations: MIGRATIONS.slice(0, 4) });
     raw.exec(`${run('a', 'COMPLETED', { startedAt: 0, endedAt: 2000 })}; ${run('b', 'ERROR', { startedAt: 0, endedAt: 100_000 })}; ${run('c', 'RUNNING', { startedAt: 0 })};
@@ -169,7 +177,7 @@ describe('migration 5: totals the metrics read instead of the history', () => {
 
       expect(store.runs.cas('c', ['RUNNING'], 'COMPLETED', { endedAt: 9000 })).toBe(true);
       expect(store.runs.cas('c', ['RUNNING'], 'COMPLETED', { endedAt: 9500 })).toBe(false);
-      store.db.exec(run('d', 'CANCELLED'));
+      store.runs.insert({ id: 'd', routineId: 'me@h:r', kind: 'batch', cycle: '2026-01-05', scheduledAt: 0, attempt: 1, status: 'CANCELLED', reason: null, exitCode: null, signal: null, backend: null, runDir: null, manual: false, notBefore: null, createdAt: 0, startedAt: null, endedAt: null, heartbeatAt: null });
       const totals = new Map(store.history.runTotals().map((t) => [t.status, t]));
       expect(totals.get('COMPLETED')).toMatchObject({ n: 7, lastEndedAt: 9000 });
       expect(totals.get('CANCELLED')).toMatchObject({ n: 1 });
