@@ -4,7 +4,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueWorkerToken } from '../../main/engine/api/auth.js';
+import { issueWorkerToken, sameSecret } from '../../main/engine/api/auth.js';
 import { ROUTES, EXTRA_ROUTES } from '../../main/engine/api/routes.js';
 import { apiSandbox, concrete, sse, STREAMING, type ApiSandbox } from './harness.js';
 
@@ -171,5 +171,14 @@ describe('api.json', () => {
     expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(api.token.length).toBeGreaterThanOrEqual(40);
     expect((await api.call('GET', '/api/routines', { token: content.token })).status).toBe(200);
+  });
+});
+
+describe('token comparison', () => {
+  it('is by constant-time compare of equal-length digests: equal, different, and of another length', () => {
+    expect(sameSecret(api.token, api.token)).toBe(true);
+    expect(sameSecret(api.token, `${api.token.slice(0, -1)}x`)).toBe(false);
+    expect(sameSecret(api.token, api.token.slice(0, 5))).toBe(false);
+    expect(sameSecret('', api.token)).toBe(false);
   });
 });

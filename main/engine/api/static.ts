@@ -14,7 +14,7 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-export const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+export const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export function serveRenderer(app: FastifyInstance, root: string): void {
   const send = (file: string) => ({ body: readFileSync(file), type: TYPES[extname(file)] ?? 'application/octet-stream' });

@@ -24,6 +24,8 @@ export interface ApiClient {
   onConnection(cb: (state: ConnectionState) => void): () => void;
   /** Follow a run's output; returns stop. */
   follow(runId: string, stream: LogStream, h: FollowHandlers): () => void;
+  /** Browser mode: use this token from now on (a corrected `#token=`), reconnecting if it was refused. */
+  setToken?(token: string): void;
   close(): void;
 }
 

@@ -21,9 +21,11 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   let state: ConnectionState = 'connecting';
   let lastId: number | null = null;
   let closed = false;
+  let token = o.token;
+  let streaming = false;
   const streamAbort = new AbortController();
   const headers = (json: boolean): Record<string, string> => ({
-    ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
     ...(json ? { 'content-type': 'application/json' } : {}),
   });
   const setState = (s: ConnectionState) => {
@@ -125,7 +127,14 @@ export function createHttpClient(o: HttpOptions): ApiClient {
     };
   }
 
-  void streamEvents();
+  /** The event stream ends on a refused token; a new token starts it again. */
+  function startStream(): void {
+    if (streaming || closed) return;
+    streaming = true;
+    void streamEvents().finally(() => (streaming = false));
+  }
+
+  startStream();
   const where = `daemon at ${(o.base || (globalThis as { location?: { origin: string } }).location?.origin || 'this address').replace(/^https?:\/\//, '')}`;
   return {
     kind: 'http',
@@ -138,6 +147,11 @@ export function createHttpClient(o: HttpOptions): ApiClient {
       return conn.on('state', cb);
     },
     follow,
+    setToken(next: string) {
+      if (next === token) return;
+      token = next;
+      startStream();
+    },
     close() {
       closed = true;
       streamAbort.abort();

@@ -3,7 +3,7 @@ import type { TendBridge } from '../../../preload/contract.js';
 import type { ApiClient } from './client.js';
 import { createHttpClient } from './http.js';
 import { createIpcClient } from './ipc.js';
-import { takeToken } from './token.js';
+import { takeToken, watchToken } from './token.js';
 
 declare global {
   interface Window {
@@ -13,5 +13,7 @@ declare global {
 
 export function pickClient(): ApiClient {
   if (window.tend) return createIpcClient(window.tend);
-  return createHttpClient({ base: '', token: takeToken() });
+  const client = createHttpClient({ base: '', token: takeToken() });
+  watchToken((token) => client.setToken?.(token));
+  return client;
 }

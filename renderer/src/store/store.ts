@@ -426,8 +426,8 @@ export function createTendStore(client: Client, o: StoreOptions = {}): TendStore
       client.onConnection((c) => {
         const was = store.getState().connection;
         store.setState({ connection: c });
-        // Back after a gap: whatever is watched may have moved.
-        if (c === 'live' && was === 'offline') {
+        // Back after a gap, or let in with a corrected token: whatever is watched may have moved.
+        if (c === 'live' && (was === 'offline' || was === 'unauthorized')) {
           for (const [r, n] of watchers) {
             if (n === 0) continue;
             stale.add(r);

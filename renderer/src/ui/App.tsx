@@ -105,7 +105,7 @@ function ConnectionBanner(): ReactElement | null {
     return (
       <div className="conn-banner">
         <Banner tone="danger">
-          The daemon refused this page's token. Open the address <code>tend daemon run</code> printed (it ends in <code>#token=…</code>); the token is also in <code>api.json</code> in the data dir.
+          The daemon refused this page's token. Open or paste here the address <code>tend daemon run</code> or <code>tend daemon ensure</code> printed (it ends in <code>#token=…</code>); the token is also in <code>api.json</code> in the data dir.
         </Banner>
       </div>
     );
