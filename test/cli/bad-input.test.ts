@@ -107,7 +107,7 @@ describe('routine add: refused with exit 2, one line per problem, nothing stored
     refused(add('--every', '5m', '--overlap', 'never', '--', 'x'), [/^tend: --overlap: .*"skip"\|"queue-one"\|"allow"/]);
     refused(add('--every', '5m', '--retry', 'often', '--', 'x'), [/^tend: --retry: expected "none" or EVERY\/FOR/]);
     refused(add('--every', '5m', '--log-cap', '12', '--', 'x'), [/^tend: --log-cap: size must be at least 4KiB/]);
-    refused(add('--realtime', '--grace', '10m', '--', 'x'), [/^tend: --grace: startup grace is at most 5 minutes$/]);
+    refused(add('--realtime', '--grace', '10m', '--', 'x'), [/^tend: --grace: startup grace is at most 5m: it is how long after a start heartbeat silence does not count yet/]);
   });
 
   it('a heartbeat on a batch routine', () => {
@@ -141,5 +141,27 @@ describe('schedule import: refused with exit 2, nothing stored', () => {
     const file = join(cli.dir, 'ops.yaml');
     writeFileSync(file, 'schedule: ops\nmode: sometimes\nroutines:\n  - id: me@box:ops\n    every: 5m\n    command: x\n');
     refused(['schedule', 'import', file], [/^tend: mode: .*"active"\|"observe"/]);
+  });
+});
+
+describe('routine add: what grace and revision mean', () => {
+  let box: ReturnType<typeof cliSandbox>;
+  beforeEach(() => {
+    box = cliSandbox();
+  });
+  afterEach(() => box.remove());
+
+  it('--grace on a batch routine is explained: it is a realtime startup grace', () => {
+    const r = box.tend('routine', 'add', 'me@box:b', '--every', '1h', '--grace', '1m', '--', 'true');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('tend: --grace: startup grace is for realtime routines (how long after a start heartbeat silence does not count); a late batch run is governed by tolerance\n');
+    expect(box.ok<unknown[]>('routine', 'list', '--json')).toEqual([]);
+  });
+
+  it('--revision that is not a commit sha is refused at add time', () => {
+    const r = box.tend('routine', 'add', 'me@box:b', '--every', '1h', '--revision', 'nothex', '--', 'true');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^tend: --revision: a commit sha: 4 to 64 hex digits/);
+    expect(box.tend('routine', 'add', 'me@box:b', '--every', '1h', '--revision', '3f2a9c1', '--', 'true').code).toBe(0);
   });
 });

@@ -45,7 +45,7 @@ export function register(program: Command): void {
       const writeErr = out.writeErr ?? ((s: string) => process.stderr.write(s));
       const result = plan(opts, Date.now());
       if ('problems' in result) {
-        for (const p of result.problems) writeErr(`${p}\n`);
+        for (const p of result.problems) writeErr(`tend: ${p}\n`);
         process.exitCode = 2;
         return;
       }
@@ -53,7 +53,7 @@ export function register(program: Command): void {
       try {
         runs = nextRuns(result.timing, result.afterMs, result.tz, result.count);
       } catch (err) {
-        writeErr(`tend next: ${err instanceof Error ? err.message : String(err)}\n`);
+        writeErr(`tend: ${err instanceof Error ? err.message : String(err)}\n`);
         process.exitCode = 2;
         return;
       }
@@ -122,7 +122,10 @@ function plan(opts: NextOptions, nowMs: number): Plan {
   }
   if (opts.at !== undefined) {
     try {
-      timing = { mode: 'at', at: new Date(parseAt(opts.at, tz)).toISOString() };
+      const atMs = parseAt(opts.at, tz);
+      // A one-shot in the past never fires: say so rather than print nothing.
+      if (atMs <= afterMs) problems.push(`--at: ${new Date(atMs).toISOString()} is in the past (before ${opts.after === undefined ? 'now' : '--after'}): it would never fire`);
+      else timing = { mode: 'at', at: new Date(atMs).toISOString() };
     } catch (err) {
       problems.push(`--at: ${why(err)}`);
     }

@@ -85,7 +85,7 @@ export const RoutineFields = z.strictObject({
     tolerance: durationField.optional().describe('Batch: DELAYED when not started this long after due (default 5m).'),
     log_cap: sizeField.optional().describe('Per-stream log cap, bytes or e.g. 64MiB (at least 4KiB; default 64MiB).'),
     outputs: z.array(z.string().min(1)).max(100).optional().describe('Promised outputs (paths or globs).'),
-    revision: z.string().regex(/^[\w./-]{1,200}$/, 'a commit sha or ref').optional().describe('Git commit or ref the working tree must be at, clean.'),
+    revision: z.string().regex(/^[0-9a-fA-F]{4,64}$/, 'a commit sha: 4 to 64 hex digits, e.g. 3f2a9c1 (a branch or tag moves; pin the commit it names)').optional().describe('Git commit (sha, full or abbreviated) the working tree must be at, clean.'),
     backend: z.enum(['local', 'slurm']).optional().describe('Backend that runs it: local (default) or slurm (submitted with sbatch to the cluster this machine’s Slurm commands talk to).'),
     slurm: SlurmOptionsSchema.optional(),
 });
@@ -124,7 +124,9 @@ export const RoutineInputSchema = RoutineFields.superRefine(
         ctx.addIssue({ code: 'custom', path: ['at'], message: (err as Error).message });
       }
     }
-    if (typeof r.grace === 'number' && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5 minutes' });
+    // Startup grace: how long after a (re)start heartbeat silence does not count yet.
+    if (typeof r.grace === 'number' && r.grace > MAX_GRACE_MS) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is at most 5m: it is how long after a start heartbeat silence does not count yet (a slow start needs a longer heartbeat)' });
+    if (!r.realtime && r.grace !== undefined) ctx.addIssue({ code: 'custom', path: ['grace'], message: 'startup grace is for realtime routines (how long after a start heartbeat silence does not count); a late batch run is governed by tolerance' });
     if (!r.realtime && r.heartbeat !== undefined) ctx.addIssue({ code: 'custom', path: ['heartbeat'], message: 'only realtime routines heartbeat' });
     if (Array.isArray(r.after) && r.after.includes(r.id)) ctx.addIssue({ code: 'custom', path: ['after'], message: 'a routine cannot depend on itself' });
     if (r.slurm !== undefined && r.backend !== 'slurm') ctx.addIssue({ code: 'custom', path: ['slurm'], message: 'slurm options need backend: slurm' });

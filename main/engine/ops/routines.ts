@@ -100,6 +100,7 @@ export function editRoutine(store: Store, id: string, changes: Record<string, un
   if (changes.realtime === false) {
     delete base.realtime;
     delete base.heartbeat;
+    delete base.grace;
   }
   const merged: Record<string, unknown> = { ...base, ...changes, id };
   // `null` clears an optional field (a timeout, a revision…) back to its default.

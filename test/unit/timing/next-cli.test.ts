@@ -56,10 +56,11 @@ describe('tend next', () => {
     expect(JSON.parse(r.out)).toEqual(['2025-06-10T12:00:00.000Z']);
   });
 
-  it('--at in the past gives nothing', async () => {
+  it('--at in the past is refused: it would never fire', async () => {
     const r = await tend('--at', '2020-01-01T00:00:00Z', '--after', '2025-06-10T00:00:00Z', '--json');
-    expect(JSON.parse(r.out)).toEqual([]);
-    expect(r.code).toBeUndefined();
+    expect(r.out).toBe('');
+    expect(r.err).toBe('tend: --at: 2020-01-01T00:00:00.000Z is in the past (before --after): it would never fire\n');
+    expect(r.code).toBe(2);
   });
 
   it('--in counts from --after', async () => {
@@ -78,15 +79,15 @@ describe('tend next', () => {
 
 describe('tend next rejects bad input: one line per problem, exit code 2', () => {
   it.each([
-    [['--cron', '0 * * * * *'], ['--cron: expected 5 fields, got 6 (minute hour day-of-month month day-of-week)']],
-    [['--cron', '61 * * * *'], ['--cron: minute: 61 is out of range 0-59']],
-    [['--runtimes', '25:00'], ['--runtimes: "25:00": hour 25 is out of range 00-23']],
-    [['--every', '0s'], ['--every: duration must be positive, got "0s"']],
-    [['--every=-5m'], ['--every: duration must be positive, got "-5m"']],
-    [['--in', 'soon'], ['--in: duration "soon" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)']],
-    [['--at', 'next tuesday'], [/^--at: "next tuesday" is not an ISO 8601 date-time/]],
-    [[], ['--cron/--runtimes/--every/--at/--in: one timing mode is required']],
-    [['--cron', '* * * * *', '--every', '5m'], ['--cron/--every: use exactly one timing mode, got 2']],
+    [['--cron', '0 * * * * *'], ['tend: --cron: expected 5 fields, got 6 (minute hour day-of-month month day-of-week)']],
+    [['--cron', '61 * * * *'], ['tend: --cron: minute: 61 is out of range 0-59']],
+    [['--runtimes', '25:00'], ['tend: --runtimes: "25:00": hour 25 is out of range 00-23']],
+    [['--every', '0s'], ['tend: --every: duration must be positive, got "0s"']],
+    [['--every=-5m'], ['tend: --every: duration must be positive, got "-5m"']],
+    [['--in', 'soon'], ['tend: --in: duration "soon" is not a number with a unit (use 500ms, 30s, 5m, 2h or 1d)']],
+    [['--at', 'next tuesday'], [/^tend: --at: "next tuesday" is not an ISO 8601 date-time/]],
+    [[], ['tend: --cron/--runtimes/--every/--at/--in: one timing mode is required']],
+    [['--cron', '* * * * *', '--every', '5m'], ['tend: --cron/--every: use exactly one timing mode, got 2']],
   ])('%j', async (args, lines) => {
     const r = await tend(...args, '--tz', 'UTC', '--after', '2025-06-10T12:00:00Z');
     expect(r.code).toBe(2);
@@ -101,10 +102,10 @@ describe('tend next rejects bad input: one line per problem, exit code 2', () =>
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err.trimEnd().split('\n')).toEqual([
-      '--tz: unknown time zone "Mars/Base" (use an IANA name such as Europe/Berlin or UTC)',
-      '--count: expected a whole number from 1 to 1000, got "0"',
-      expect.stringMatching(/^--after: "yesterday" is not an ISO 8601 date-time/),
-      '--cron: expected 5 fields, got 3 (minute hour day-of-month month day-of-week)',
+      'tend: --tz: unknown time zone "Mars/Base" (use an IANA name such as Europe/Berlin or UTC)',
+      'tend: --count: expected a whole number from 1 to 1000, got "0"',
+      expect.stringMatching(/^tend: --after: "yesterday" is not an ISO 8601 date-time/),
+      'tend: --cron: expected 5 fields, got 3 (minute hour day-of-month month day-of-week)',
     ]);
   });
 });
