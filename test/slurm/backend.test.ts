@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle, Outcome, PollState } from '../../main/engine/backend.js';
 import { isSuccess } from '../../main/engine/backend.js';
 import { readSentinel } from '../../worker/local/jobdir.js';
+import { logBytesOnDisk, tailLog } from '../../worker/local/logs.js';
 import { createSlurmBackend, jobNameFor, type SlurmBackend } from '../../worker/slurm/index.js';
 import { readSlurmRecord } from '../../worker/slurm/jobdir.js';
 import { waitFor } from '../helpers/wait.js';
@@ -93,6 +94,14 @@ describe.runIf(HAVE_SLURM).concurrent('Slurm backend on a real cluster', () => {
     const { outcome } = await settle(await backend.submit(spec));
     expect(outcome.exitCode).toBe(0);
     expect(readFileSync(join(spec.runDir, 'stdout.log'), 'utf8')).toBe(args.slice(1).map((a) => `${a}|`).join(''));
+  });
+
+  it('keeps the log cap: a flood past it leaves the newest output, within the cap on disk', async () => {
+    const spec = { ...jobSpec(box.dir, fx('flood.sh'), ['20000']), logCapBytes: 8192 };
+    const { outcome } = await settle(await backend.submit(spec));
+    expect(outcome.exitCode).toBe(0);
+    expect(logBytesOnDisk(spec.runDir, 'stdout')).toBeLessThanOrEqual(8192);
+    expect(tailLog(spec.runDir, 'stdout', 100).endsWith('line 00020000\nEND\n')).toBe(true);
   });
 
   it('reports exit 3 with Slurm FAILED in the reason (and Slurm records 3:0)', async () => {

@@ -2,11 +2,11 @@
 // `X.log.1` (the newest `half` bytes before it), rotated by whoever polls (logcap.ts), so the
 // newest output (at least half the cap of it, once that much was written) is always kept.
 // Readers here only ever read tails and new bytes, in bounded chunks, never a whole log.
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isSameProcessAlive } from './proc.js';
-import { readManifest, readPidRecord, readSentinel } from './jobdir.js';
+import { jobPath, readPidRecord, readSentinel } from './jobdir.js';
 import { enforceLogCap, readRotation, rotationInProgress } from './logcap.js';
 
 export type Stream = 'stdout' | 'stderr';
@@ -106,10 +106,16 @@ const halfCaps = new Map<string, number>();
 function halfCapOf(runDir: string): number | null {
   const known = halfCaps.get(runDir);
   if (known !== undefined) return known;
-  const m = readManifest(runDir);
-  if (!m) return null;
+  // Any backend's manifest (local, Slurm) names the cap.
+  let cap: unknown;
+  try {
+    cap = (JSON.parse(readFileSync(jobPath(runDir, 'manifest'), 'utf8')) as { logCapBytes?: unknown }).logCapBytes;
+  } catch {
+    return null;
+  }
+  if (typeof cap !== 'number') return null;
   if (halfCaps.size > 10_000) halfCaps.clear();
-  const half = halfCap(m.logCapBytes);
+  const half = halfCap(cap);
   halfCaps.set(runDir, half);
   return half;
 }

@@ -10,6 +10,7 @@ import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
 import { jobPath, readCancelRecord, readHeartbeat, readPidRecord, readSentinel, type Sentinel } from '../local/jobdir.js';
 import { missingOutputs } from '../local/outputs.js';
+import { capLogs } from '../local/logs.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
 import type { SlurmHandle } from './handle.js';
 import { EXIT_BAD_ARGV, EXIT_DIR_NOT_VISIBLE, EXIT_NO_SENTINEL, readSlurmManifest } from './jobdir.js';
@@ -142,11 +143,14 @@ export class SlurmTracker {
       return { state: 'done' };
     }
     if (phase === null && sentinel) return { state: 'done' };
+    // The routine writes straight into its logs: the poller keeps their cap (local/logcap.ts).
+    capLogs(h.runDir);
     return { state: 'running', startedAt: routineStartedAt(h, info), heartbeatAt: readHeartbeat(h.runDir) };
   }
 
   async fetch(h: SlurmHandle): Promise<Outcome> {
     const sentinel = readSentinel(h.runDir);
+    if (sentinel) capLogs(h.runDir, true);
     let info = h.jobId ? (this.cache.get(`${h.cluster}:${h.jobId}`)?.info ?? null) : null;
     if (!info || phaseOf(info.state) !== 'over') {
       try {
