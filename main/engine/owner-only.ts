@@ -63,7 +63,10 @@ export interface OpenEntry {
 
 /**
  * Entries of `root` (itself included) that the group or others may read, write or enter, walked
- * depth-first up to `limit` entries looked at; `truncated` when the walk stopped early.
+ * depth-first up to `limit` entries looked at; `truncated` when the walk stopped early. A
+ * directory nobody else may enter is not walked: what is inside is out of their reach whatever
+ * its modes (and doctor, which the Health page calls on the daemon, stays cheap: a data dir kept
+ * owner-only costs one look, not one per job file).
  */
 export function openEntries(root: string, limit = 100_000): { open: OpenEntry[]; truncated: boolean } {
   const open: OpenEntry[] = [];
@@ -80,7 +83,7 @@ export function openEntries(root: string, limit = 100_000): { open: OpenEntry[];
     }
     if (st.isSymbolicLink()) continue;
     if (st.mode & OPEN_BITS) open.push({ path: p, mode: st.mode & 0o777 });
-    if (st.isDirectory()) for (const name of safeList(p)) stack.push(join(p, name));
+    if (st.isDirectory() && (st.mode & 0o011) !== 0) for (const name of safeList(p)) stack.push(join(p, name));
   }
   return { open, truncated: false };
 }

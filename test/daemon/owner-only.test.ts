@@ -109,9 +109,13 @@ describe('an existing data dir left open', () => {
     expect(d.stderr).toContain('made owner-only');
     await stopOwner(dir);
 
-    // The fix doctor gives clears the finding.
-    chmodSync(join(dir, 'runs', '2026-01-01', 'r1'), 0o700);
-    chmodSync(join(dir, 'runs', '2026-01-01', 'r1', 'stdout.log'), 0o600);
+    // What is left open sits in directories nobody else may enter: out of reach, not reported.
+    expect(statSync(join(dir, 'runs', '2026-01-01', 'r1', 'stdout.log')).mode & 0o777).toBe(0o666);
     expect(doctor(dir).map((f) => f.id)).not.toContain('open-permissions');
+    // Opened again by hand, it is reported again, the file inside included.
+    chmodSync(join(dir, 'runs', '2026-01-01'), 0o711);
+    chmodSync(join(dir, 'runs'), 0o711);
+    chmodSync(dir, 0o711);
+    expect(doctor(dir).find((f) => f.id === 'open-permissions')?.message).toContain('runs/2026-01-01/r1/stdout.log (666)');
   });
 });
