@@ -1,7 +1,7 @@
 // ensure / stop / restart: start a detached daemon when none owns the data dir and return once it
 // answers; stop it and wait until it has exited.
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { openAddress, readApiFile } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { TendError } from '../errors.js';
@@ -44,6 +44,7 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
   }
   makePrivateDir(dataDir);
   const out = openSync(paths(dataDir).log, 'a', 0o600);
+  const logFrom = fstatSync(out).size;
   const child = spawn(nodeExecPath(), [entry, 'daemon', 'run', '--quiet'], {
     detached: true,
     stdio: ['ignore', out, out],
@@ -59,7 +60,7 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
         // Lost the race to another daemon: that one is the owner now.
         const owner = readPidRecord(dataDir);
         if (owner && owner.pid !== pid && isLiveOwner(owner)) return true;
-        throw new TendError('UNAVAILABLE', `the daemon exited at start (code ${exited}); see ${paths(dataDir).log}`);
+        throw new TendError('UNAVAILABLE', `the daemon exited at start (code ${exited}): ${startFailure(dataDir, logFrom) ?? `see ${paths(dataDir).log}`}`);
       }
       return answering(dataDir, pid);
     },
@@ -68,6 +69,26 @@ export async function ensureDaemon(dataDir: string, entry: string, timeoutMs = 2
   );
   const owner = readPidRecord(dataDir)!;
   return result(dataDir, owner.pid, owner.pid === pid);
+}
+
+/** What the daemon said before it gave up (a bad setting names itself), from what it added to daemon.log. */
+function startFailure(dataDir: string, from: number): string | null {
+  let text: string;
+  try {
+    const fd = openSync(paths(dataDir).log, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(64 * 1024, Math.max(0, size - from)));
+      readSync(fd, buf, 0, buf.length, from);
+      text = buf.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  const said = text.split('\n').map((l) => /tend daemon: (.*)$/.exec(l)?.[1]).filter((m): m is string => !!m);
+  return said.length ? said.join('; ') : null;
 }
 
 function result(dataDir: string, pid: number, started: boolean): EnsureResult {

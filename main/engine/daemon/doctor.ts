@@ -23,6 +23,26 @@ const LOW_DISK_BYTES = 1024 ** 3;
 const BIG_LOG_BYTES = 50 * 1024 ** 2;
 const WORKER_SILENT_MS = 5 * 60_000;
 
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Where to look depends on how it failed: a run that never started has no log to read. */
+function errorAdvice(id: string, reason: string): string {
+  if (reason.startsWith('LAUNCH_REFUSED')) return `it was refused before anything ran, for the reason above (its revision, working directory or outputs): fix that, then \`tend routine restart ${id}\``;
+  if (/start command expired/.test(reason)) {
+    const computer = id.slice(0, id.indexOf(':'));
+    return `no worker for ${computer} fetched the command: start one there (tend worker --server URL --token $(tend worker token ${computer}) --computer ${computer}), check the Workers page, then \`tend routine restart ${id}\``;
+  }
+  if (reason.startsWith('could not start') || /launch failed/.test(reason)) return `it never started: \`tend routine show ${id}\` gives its command and directory; fix them, then \`tend routine restart ${id}\``;
+  return `look at \`tend logs ${id} --stream stderr\`, fix it, then \`tend routine restart ${id}\``;
+}
+
 function shellArg(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -48,7 +68,11 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
   const add = (id: string, severity: Severity, message: string, action: string | null = null) => out.push({ id, severity, message, action });
 
   const rec = readPidRecord(dataDir);
-  if (rec && !isLiveOwner(rec)) add('stale-pidfile', 'warn', `daemon.pid names pid ${rec.pid}, which is not running`, 'run `tend daemon ensure`: it takes over stale ownership');
+  if (rec && !isLiveOwner(rec)) {
+    // A live pid that is not the daemon that wrote the file: the pid was reused.
+    const what = pidExists(rec.pid) ? 'which is now another process (the daemon that wrote it is gone)' : 'which is not running';
+    add('stale-pidfile', 'warn', `daemon.pid names pid ${rec.pid}, ${what}`, 'run `tend daemon ensure`: it takes over stale ownership');
+  }
   else if (!rec) add('no-daemon', 'info', 'no daemon owns the data dir: nothing is being scheduled', 'run `tend daemon ensure`, or `tend service install --start`');
   else {
     const state = readState(dataDir);
@@ -106,7 +130,10 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
       if (r.status === 'ERROR') errors.add(id);
       if (r.status === 'DELAYED') delayed.add(id);
     }
-    for (const id of errors) add('routine-error', 'error', `${id} is in ERROR: ${store.runs.latest(id)?.reason ?? ''}`, `look at \`tend logs ${id} --stream stderr\`, fix it, then \`tend routine restart ${id}\``);
+    for (const id of errors) {
+      const reason = store.runs.latest(id)?.reason ?? '';
+      add('routine-error', 'error', `${id} is in ERROR: ${reason}`, errorAdvice(id, reason));
+    }
     for (const id of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${store.runs.latest(id)?.reason ?? ''}`, 'check its dependencies, free slots and backend health (`tend routine show`)');
     const workers = store.db.prepare(`SELECT computer, last_seen FROM workers`).all() as { computer: string; last_seen: number | null }[];
     for (const w of workers) {
