@@ -38,8 +38,17 @@ describe('output cap', () => {
     expect(onDisk).toBeGreaterThanOrEqual(halfCap(cap));
     expect(statSync(join(spec.runDir, 'stdout.log.1')).size).toBe(halfCap(cap));
 
-    const kept = backend.tailLog(spec.runDir, 'stdout', cap);
+    const tail = backend.tailLog(spec.runDir, 'stdout', cap);
+    // Reaching back past what the cap kept, the tail says where earlier output was dropped.
+    const note = /^\[tend: (\d+) bytes dropped by the log cap\]\n/.exec(tail);
+    expect(note, tail.slice(0, 80)).not.toBeNull();
+    expect(Number(note![1])).toBeGreaterThan(lines * LINE - cap);
+    expect(Number(note![1])).toBeLessThanOrEqual(lines * LINE - onDisk + 4);
+    const kept = tail.slice(note![0].length);
     expect(Buffer.byteLength(kept)).toBe(onDisk);
+    // A tail within what was kept has no note.
+    expect(backend.tailLog(spec.runDir, 'stdout', 100)).toMatch(/^line \d+\nEND\n$|^\d+\nEND\n$|END\n$/);
+    expect(backend.tailLog(spec.runDir, 'stdout', 100)).not.toContain('[tend:');
     const keptLines = kept.split('\n').filter((l) => l !== '');
     expect(keptLines.at(-1)).toBe('END');
     const numbered = keptLines.slice(1, -1); // the first one may be cut by the rotation

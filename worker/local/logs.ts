@@ -91,7 +91,12 @@ export function tailLog(runDir: string, stream: Stream, maxBytes: number): strin
     const gen = readRotation(runDir, stream)?.gen ?? 0;
     const pair = openBoth(runDir, stream);
     try {
-      text = readTail(pair.cur, pair.cur === null ? 0 : fstatSync(pair.cur).size, pair.prev, want).toString('utf8');
+      const curSize = pair.cur === null ? 0 : fstatSync(pair.cur).size;
+      const onDisk = curSize + (pair.prev === null ? 0 : fstatSync(pair.prev).size);
+      const bytes = readTail(pair.cur, curSize, pair.prev, want);
+      // A tail that reaches back to the oldest byte the cap kept says that earlier output was dropped.
+      const dropped = readRotation(runDir, stream)?.dropped ?? 0;
+      text = (dropped > 0 && want >= onDisk ? droppedNote(dropped).slice(1) : '') + bytes.toString('utf8');
     } finally {
       closeBoth(pair);
     }
