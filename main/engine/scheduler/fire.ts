@@ -52,7 +52,7 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number 
   }
   // The retry window counts from here; without retries nothing reads it, and not setting it spares
   // a trigger write when the run succeeds (finalize resets only what was set).
-  if (instants.length > 0 && next.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0]!;
+  if (next.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0] ?? null;
   ctx.store.routines.saveTrigger(next, now);
 
   let created = 0;
@@ -93,7 +93,9 @@ const LOOKBACK_MS = 3_600_000;
  */
 function latestMissed(def: RoutineDef, first: number, now: number, keep: number): { recent: number[]; total: number; exact: boolean } {
   const timing = def.timing!;
-  if (timing.mode === 'at' || timing.mode === 'every') return { recent: [first], total: 1, exact: true };
+  // A loop has one missed run at most: its next time is computed from the end of the last. (A
+  // one-shot's single time is found by the search below.)
+  if (timing.mode === 'every') return { recent: [first], total: 1, exact: true };
   for (let span = LOOKBACK_MS; ; span *= 2) {
     const exact = now - span <= first;
     const recent = exact ? [first] : [];

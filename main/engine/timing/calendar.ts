@@ -13,13 +13,14 @@ import { DAY_MS, MINUTE_MS, offsetAt, zoneDay, type ZoneDay } from './tz.js';
 export interface CalendarSpec {
   /** Minutes of the local day (h*60+m) at which it fires: ascending, unique, non-empty. */
   readonly times: readonly number[];
-  /** Index 1..12; null = every month. */
+  /** Index 1..12, true where it fires (other entries false or absent); null = every month. */
   readonly months: readonly boolean[] | null;
   /** Index 1..31; null = the field is `*`. */
   readonly daysOfMonth: readonly boolean[] | null;
   /** Index 0..6 (0 = Sunday); null = the field is `*`. */
   readonly daysOfWeek: readonly boolean[] | null;
-  readonly dst: 'fixed' | 'wildcard';
+  /** `*` or a step in the minute or hour field: follows the wall clock across DST (else a fixed time). */
+  readonly wildcard: boolean;
 }
 
 /** Far enough for Feb 29 across a skipped leap year (2096 → 2104). */
@@ -81,7 +82,7 @@ function earliestOnDay(spec: CalendarSpec, day: number, z: ZoneDay, afterMs: num
   }
   // The offset changes at z.at: wall w occurs at w - before if that is before the change, and at
   // w - after if that is at or after it — both in a fold, neither in a gap.
-  const wildcard = spec.dst === 'wildcard';
+  const wildcard = spec.wildcard;
   let best = Infinity;
   for (const t of times) {
     const wall = base + t * MINUTE_MS;

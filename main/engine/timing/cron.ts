@@ -3,8 +3,8 @@
 // and weekdays also take three-letter names; Sunday is 0 or 7. When day-of-month and day-of-week
 // are both restricted (neither is `*`), a day matching either fires.
 //
-// Our own checker runs first so every rejection names its field and says why; cron-parser then
-// expands the fields (and must agree the expression is valid). We do not use cron-parser's
+// Our own checker reads the fields, so every rejection names its field and says why; cron-parser
+// must agree the expression is valid. We do not use cron-parser's
 // iterator, because of what it does around DST (5.10.6): it moves a skipped fixed time by the
 // gap's length (02:30 → 03:30) instead of to the end of the gap (03:00); it fires a stepped hour
 // (`1-23/3`) or a minute wildcard with a fixed hour (`*/15 1 * * *`) only in the first pass of a
@@ -93,39 +93,30 @@ function compile(expr: string): CompiledCron | string {
     if (!possible) return `never fires: day-of-month "${parts[2]}" does not occur in month "${parts[3]}"`;
   }
 
-  let fields;
+  // cron-parser must agree: a second reading of the same five fields.
   try {
-    fields = CronExpressionParser.parse(parts.join(' ')).fields;
+    CronExpressionParser.parse(parts.join(' '));
   } catch (err) {
     return `rejected by cron-parser: ${err instanceof Error ? err.message : String(err)}`;
   }
-  const nums = (values: readonly unknown[]): number[] => values.filter((v): v is number => typeof v === 'number');
-  const minutes = nums(fields.minute.values);
-  const hours = nums(fields.hour.values);
-  const times: number[] = [];
-  for (const h of hours) for (const m of minutes) times.push(h * 60 + m);
-  times.sort((a, b) => a - b);
-
-  const flags = (values: number[], size: number, map: (v: number) => number = (v) => v): boolean[] => {
-    const out = Array.from({ length: size }, () => false);
-    for (const v of values) out[map(v)] = true;
-    return out;
-  };
-  const wildcard = /[*/]/.test(parts[0]!) || /[*/]/.test(parts[1]!);
+  const [minuteSet, hourSet, , , dowSet] = sets as [boolean[], boolean[], boolean[], boolean[], boolean[]];
+  // The sets are sparse (only allowed values are present) and flatMap skips holes: ascending times.
+  const times = hourSet.flatMap((_, h) => minuteSet.flatMap((__, m) => [h * 60 + m]));
   return {
     expression: text,
     times,
-    months: flags(nums(fields.month.values), 13),
-    daysOfMonth: domStar ? null : flags(nums(fields.dayOfMonth.values), 32),
-    daysOfWeek: dowStar ? null : flags(nums(fields.dayOfWeek.values), 7, (v) => v % 7),
-    dst: wildcard ? 'wildcard' : 'fixed',
+    months: monthSet,
+    daysOfMonth: domStar ? null : domSet,
+    // Sunday is 0 or 7.
+    daysOfWeek: dowStar ? null : ([dowSet[0] || dowSet[7], ...dowSet.slice(1, 7)] as boolean[]),
+    wildcard: /[*/]/.test(parts[0]!) || /[*/]/.test(parts[1]!),
   };
 }
 
-/** The field's allowed values as flags (index = value), or the reason it is invalid. */
+/** The field's allowed values (index = value, present only when allowed), or the reason it is invalid. */
 function checkField(field: FieldSpec, text: string): boolean[] | string {
   const { name, min, max } = field;
-  const set = Array.from({ length: max + 1 }, () => false);
+  const set: boolean[] = [];
   for (const item of text.split(',')) {
     if (item === '') return `${name}: empty item in list "${text}"`;
     const slash = item.split('/');

@@ -47,5 +47,5 @@ function formatMinute(t: number): string {
 /** The runtimes as a calendar spec; throws TimingError on bad input. Cheap: a few short strings. */
 export function compileRuntimes(runtimes: readonly string[]): CalendarSpec {
   const times = parseRuntimes(runtimes).map((s) => Number(s.slice(0, 2)) * 60 + Number(s.slice(3)));
-  return { times, months: null, daysOfMonth: null, daysOfWeek: null, dst: 'fixed' };
+  return { times, months: null, daysOfMonth: null, daysOfWeek: null, wildcard: false };
 }

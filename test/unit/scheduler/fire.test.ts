@@ -72,11 +72,12 @@ describe('misfire: skip on one-shots and loops', () => {
 
   it('an `every` loop that fires waits for the run to end before it has a next time', async () => {
     f = new Fixture();
-    f.define({ id: 'loop', every: '10m', misfire: 'once' });
+    f.define({ id: 'loop', every: '10m', misfire: 'all' });
     f.clock.set(T0 + 2 * HOUR);
     await f.pass();
-    expect(f.runs('loop')).toHaveLength(1);
+    expect(f.runs('loop').map((r) => r.scheduledAt)).toEqual([T0 + 10 * MIN]); // one missed run, not one per 10 minutes
     expect(f.trigger('loop').nextRunAt).toBeNull();
+    expect(f.events('trigger:misfire')[0]!.message).toBe('missed 1 run time(s) since 2026-01-05T09:10:00.000Z (misfire: all): running 1');
   });
 
   it('a missed `at` one-shot under skip ends cancelled, with no run and no next time', async () => {
@@ -172,6 +173,28 @@ describe('misfire edges', () => {
     const e = f.events('trigger:misfire')[0]!;
     expect(e.data).toEqual({ missed: 7, running: 7, policy: 'all' });
     expect(e.message).toMatch(/^missed 7 run time\(s\)/);
+  });
+
+  it('a first missed time exactly one look-back window ago is counted exactly', async () => {
+    f = new Fixture({ options: { misfireAllCap: 3 } });
+    f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'all' });
+    f.clock.set(T0 + HOUR + 10 * MIN); // first due 09:10, now 10:10: 09:10 … 10:10 missed
+    await f.pass();
+    expect(f.runs('r').map((r) => r.scheduledAt)).toEqual([50, 60, 70].map((m) => T0 + m * MIN));
+    expect(f.events('trigger:misfire')[0]!.message).toBe('missed 7 run time(s) since 2026-01-05T09:10:00.000Z (misfire: all): running 3');
+  });
+
+  it('past the first window, enough missed times in it end the count there, as a lower bound', async () => {
+    for (const cap of [3, 6]) {
+      f = new Fixture({ options: { misfireAllCap: cap } });
+      f.define({ id: 'r', cron: '*/10 * * * *', misfire: 'all' });
+      f.clock.set(T0 + 3 * HOUR + 5 * MIN); // 12:05: the last hour holds 11:10 … 12:00, six times
+      await f.pass();
+      expect(f.runs('r').map((r) => r.scheduledAt).at(-1)).toBe(T0 + 3 * HOUR);
+      expect(f.runs('r')).toHaveLength(cap);
+      expect(f.events('trigger:misfire')[0]!.message).toBe(`missed 6+ run time(s) since 2026-01-05T09:10:00.000Z (misfire: all): running ${cap}`);
+      f.close();
+    }
   });
 
   it('once after weeks away with a sparse cron still finds the latest time (the window keeps doubling)', async () => {

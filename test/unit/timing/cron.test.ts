@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { describe, expect, it } from 'vitest';
-import { nextRunAt, nextRuns, validateCron } from '../../../main/engine/timing/next.js';
+import { compileCron, nextRunAt, nextRuns, validateCron } from '../../../main/engine/timing/next.js';
 
 const utc = (iso: string): number => Date.parse(iso);
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -100,9 +100,23 @@ describe('cron names and edge months', () => {
   });
 
   it('the hint for a bad name lists the first names of that field', () => {
-    expect(validateCron('0 0 * foo *')).toBe('month: "foo" is not a number or a name (jan, feb, mar, …)');
-    expect(validateCron('0 0 * * funday')).toBe('day-of-week: "funday" is not a number or a name (sun, mon, tue, …)');
+    // Expressions no other test uses: results are cached, so a repeated one would not run the code.
+    expect(validateCron('0 0 * bar *')).toBe('month: "bar" is not a number or a name (jan, feb, mar, …)');
+    expect(validateCron('0 0 * * noday')).toBe('day-of-week: "noday" is not a number or a name (sun, mon, tue, …)');
     expect(validateCron('0 x * * *')).toBe('hour: "x" is not a number');
+    expect(validateCron('0 0 * * 1W')).toBe('day-of-week: "1W" is not a number or a name (sun, mon, tue, …) (L, W, #, ? and H are not supported)');
+  });
+
+  it('a step must be digits only', () => {
+    expect(validateCron('*/x5 * * * *')).toBe('minute: step "x5" in "*/x5" must be a whole number of at least 1');
+    expect(validateCron('0 */5x * * *')).toBe('hour: step "5x" in "*/5x" must be a whole number of at least 1');
+  });
+
+  it('DST handling follows the minute and hour fields: a step or * follows the wall clock, values are fixed times', () => {
+    expect(compileCron('*/20 1 * * *').wildcard).toBe(true);
+    expect(compileCron('5 */2 * * *').wildcard).toBe(true);
+    expect(compileCron('5 1-3 * * *').wildcard).toBe(false);
+    expect(compileCron('5,35 1 * * *').times).toEqual([65, 95]);
   });
 
   it('a value that is not a string (a YAML number) is refused with its type, not a crash', () => {
