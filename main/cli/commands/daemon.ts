@@ -83,6 +83,7 @@ export function register(program: Command): void {
               `jobs:      ${Object.entries(s.jobs).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
               `in flight: ${s.inFlight}`,
               `next due:  ${s.nextDue ? `${s.nextDue.routineId} at ${s.nextDue.at}` : '-'}`,
+              ...Object.entries(s.pausedBackends).map(([name, why]) => `paused:    backend ${name}: ${why}`),
               ...(s.history ? [`history:   ${historyLine(s.history)}`] : []),
               ...(s.recentFailures.length ? ['recent failures:', table(s.recentFailures.map((f) => [f.at, f.routineId, f.reason ?? '']))] : []),
               ...webhookStatusLines(s.webhooks),

@@ -210,7 +210,12 @@ export function register(program: Command): void {
         const { showRoutine } = await import('../../engine/ops/views.js');
         const d = await withStore(async (s) => showRoutine(s, await resolveId(id), Date.now()));
         const { showText } = await import('../routine-text.js');
-        print(o.json, d, () => showText(d));
+        const [{ readState }, { isLiveOwner, readPidRecord }, { localComputer }] = await Promise.all([import('../../engine/daemon/state.js'), import('../../engine/daemon/ownership.js'), import('../../engine/domain/schema.js')]);
+        // The daemon's backend for it (this host's own, else the worker pool of its computer) and whether it is paused.
+        const dir = await dataDirPath();
+        const backend = d.definition.computer === localComputer() ? d.definition.backend : `pool:${d.definition.computer}`;
+        const paused = isLiveOwner(readPidRecord(dir)) ? (readState(dir)?.pausedBackends?.[backend] ?? null) : null;
+        print(o.json, { ...d, backendPaused: paused }, () => showText({ ...d, backendPaused: paused }));
       }),
     );
 

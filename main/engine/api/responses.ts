@@ -58,6 +58,7 @@ const RoutineSummarySchema = z.object({
   observeOnly: z.boolean(),
   trigger: nullable(TRIGGER_STATE),
   nextRun: nullable(iso),
+  retry: nullable(z.object({ at: iso, attempt: z.number().int(), maxAttempts: z.number().int() })).describe("a failed run's queued retry: when, and which attempt of at most how many"),
   today: nullable(RUN_STATUS),
   lastRun: nullable(RunSummarySchema),
   dependencies: z.array(z.string()),
@@ -209,6 +210,7 @@ const DaemonStatusSchema = z.object({
   nextDue: nullable(z.object({ routineId: z.string(), at: iso })),
   recentFailures: z.array(z.object({ routineId: z.string(), runId: z.string(), at: iso, reason: nullable(z.string()) })),
   lastPass: nullable(z.object({ durationMs: z.number(), fired: z.number().int(), submitted: z.number().int(), settled: z.number().int(), faults: z.number().int() })),
+  pausedBackends: z.record(z.string(), z.string()).describe('backends the daemon holds paused, with why (their work waits; nothing fails)'),
   history: nullable(
     z.object({
       keepDays: nullable(z.number().int()),

@@ -7,6 +7,7 @@ import { paths } from '../datadir.js';
 import { openEntries } from '../owner-only.js';
 import type { IntegrityResult } from '../store/integrity.js';
 import type { Store } from '../store/store.js';
+import { localComputer } from '../domain/schema.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState } from './state.js';
 
@@ -97,6 +98,10 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
   } catch {
     /* statfs unsupported */
   }
+  const state = rec && isLiveOwner(rec) ? readState(dataDir) : null;
+  for (const [name, why] of Object.entries(state?.pausedBackends ?? {})) {
+    add('backend-paused', 'warn', `backend ${name} is paused: ${why}`, 'its work waits (nothing fails); fix what the reason names and it resumes by itself on the next pass');
+  }
   if (existsSync(dataDir)) {
     const { open, truncated } = openEntries(dataDir);
     if (open.length) {
@@ -135,6 +140,13 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
       add('routine-error', 'error', `${id} is in ERROR: ${reason}`, errorAdvice(id, reason));
     }
     for (const id of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${store.runs.latest(id)?.reason ?? ''}`, 'check its dependencies, free slots and backend health (`tend routine show`)');
+    // Jobs for a computer nobody issued a token for: no worker can ever take them.
+    const orphans = store.db
+      .prepare(`SELECT computer, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING') AND computer IS NOT NULL AND computer != ? AND computer NOT IN (SELECT computer FROM workers) GROUP BY computer`)
+      .all(localComputer()) as { computer: string; n: number }[];
+    for (const o of orphans) {
+      add('job-no-worker', 'warn', `${o.n} batch job${o.n === 1 ? '' : 's'} posted to ${o.computer}, which has no worker token and no worker: nothing will run ${o.n === 1 ? 'it' : 'them'}`, `issue a token (tend worker token ${o.computer}) and start the worker there (tend worker --server URL --token TOKEN --computer ${o.computer} --batchjobs N), or cancel ${o.n === 1 ? 'it' : 'them'}`);
+    }
     const workers = store.db.prepare(`SELECT computer, last_seen FROM workers`).all() as { computer: string; last_seen: number | null }[];
     for (const w of workers) {
       if (w.last_seen === null || now - w.last_seen > WORKER_SILENT_MS) {

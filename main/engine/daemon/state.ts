@@ -12,6 +12,8 @@ export interface DaemonState {
   lastPass: { durationMs: number; fired: number; submitted: number; settled: number; faults: number } | null;
   clockJumps: number;
   /** The history retention: days kept (null: forever) and what its last sweep removed. */
+  /** Backends the health gate holds paused (name → why), as of the last pass. */
+  pausedBackends?: Record<string, string>;
   history?: { keepDays: number | null; lastSweep: { at: string; runs: number; jobs: number; events: number; dirs: number } | null };
 }
 

@@ -21,6 +21,8 @@ export interface DaemonStatus {
   nextDue: { routineId: string; at: string } | null;
   recentFailures: { routineId: string; runId: string; at: string; reason: string | null }[];
   lastPass: DaemonState['lastPass'];
+  /** Backends the live daemon holds paused, with why: nothing fails, their work waits. */
+  pausedBackends: Record<string, string>;
   /** History retention of the owning daemon (null before a daemon wrote it). */
   history: NonNullable<DaemonState['history']> | null;
   /** Receivers, queue and log counts, the latest deliveries (null without a database). */
@@ -63,6 +65,7 @@ export function daemonStatus(dataDir: string, store: Store | null, now: number):
     nextDue,
     recentFailures,
     lastPass: state?.lastPass ?? null,
+    pausedBackends: fresh ? (state?.pausedBackends ?? {}) : {},
     history: state?.history ?? null,
     webhooks,
   };
