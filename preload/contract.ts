@@ -31,6 +31,8 @@ export interface WorkerRow {
   running: number | null;
   lastSeen: number | null;
   registeredAt: number | null;
+  /** Heard from within TEND_WORKER_OFFLINE_MS (30 s): the one rule the scheduler uses too. */
+  online: boolean;
 }
 
 /** Results the method table cannot type by itself (raw SQL rows). */

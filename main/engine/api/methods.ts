@@ -1,6 +1,7 @@
 // The typed contract's implementation: one validated function per channel. The HTTP server and
 // the Electron IPC handlers both dispatch here; nothing else interprets requests.
 import { z } from 'zod';
+import { workerOnline } from '../domain/online.js';
 import { decimalInt } from '../domain/schema.js';
 import { DayField, RoutineInputSchema, ROUTINE_ID, zodIssues } from '../domain/schema.js';
 import { dayBounds } from '../timing/day.js';
@@ -144,7 +145,8 @@ export function makeMethods(engine: Engine) {
       const text = run.runDir ? maskText(tailLog(run.runDir, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId))) : '';
       return { runId: run.id, stream: a.stream ?? 'stdout', text };
     },
-    'workers.list': () => store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all(),
+    'workers.list': () =>
+      (store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all() as { lastSeen: number | null }[]).map((w) => ({ ...w, online: workerOnline(w.lastSeen, now()) })),
     'workers.forget': (a: { computer: string; force?: boolean }) => {
       // engine.tx: listeners hear the events once the forgetting is committed.
       const r = engine.tx(() => forgetWorker(store, (e) => engine.log(e), a.computer, { force: a.force, now: now() }));

@@ -7,7 +7,7 @@ import type { RunRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.js';
 export { secretsOf };
-import { WORKER_ONLINE_MS } from '../metrics/collect.js';
+import { WORKER_OFFLINE_MS, workerOnline } from '../domain/online.js';
 import { listRoutines, runSummary, showRoutine, type RunSummary } from '../ops/views.js';
 import type { Store } from '../store/store.js';
 import { nextRuns } from '../timing/next.js';
@@ -157,14 +157,14 @@ export function runLog(store: Store, ref: string, o: { stream: 'stdout' | 'stder
 export function workers(store: Store, now: number) {
   const list = store.pool.workers().map((w) => ({
     computer: w.computer,
-    online: w.lastSeen !== null && now - w.lastSeen <= WORKER_ONLINE_MS,
+    online: workerOnline(w.lastSeen, now),
     lastSeen: iso(w.lastSeen),
     version: w.version,
     batchSlots: w.slots,
     running: w.running,
     registeredAt: iso(w.registeredAt),
   }));
-  return { thisHost: localComputer(), onlineMeans: `heard from within ${WORKER_ONLINE_MS / 1000} s`, workers: list };
+  return { thisHost: localComputer(), onlineMeans: `heard from within ${WORKER_OFFLINE_MS / 1000} s`, workers: list };
 }
 
 export function jobs(store: Store, o: { status?: string; limit: number }) {

@@ -7,7 +7,7 @@ import { ownerPid } from '../daemon/nudge.js';
 import { readState } from '../daemon/state.js';
 import { localComputer } from '../domain/schema.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
-import { WORKER_ONLINE_MS } from '../metrics/collect.js';
+import { workerOnline } from '../domain/online.js';
 import { CRASH_LOOP, QUICK_DEATH_MS, silenced } from '../scheduler/check.js';
 import { DEFAULT_OPTIONS } from '../scheduler/context.js';
 import { restartDelayMs } from '../scheduler/supervise.js';
@@ -111,7 +111,7 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
   const workerOffline = (computer: string): string | null => {
     const w = workers.get(computer);
     if (!w || w.lastSeen === null) return `worker ${computer} has never connected (start \`tend worker\` there)`;
-    if (now - w.lastSeen > WORKER_ONLINE_MS) return `worker ${computer} offline: last seen ${iso(w.lastSeen)}`;
+    if (!workerOnline(w.lastSeen, now)) return `worker ${computer} offline: last seen ${iso(w.lastSeen)}`;
     return null;
   };
   const backendBlock = (def: RoutineDef): { category: WaitCategory; reason: string } | null => {
@@ -244,7 +244,7 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
       const off = workerOffline(job.computer);
       const wk = workers.get(job.computer);
       w = off ? { category: 'worker', reason: off } : { category: 'slot', reason: `waiting for worker ${job.computer} to claim it (${wk ? `${wk.running}/${wk.slots} batch slots busy` : 'no slots reported'})` };
-    } else if (!alive && ![...workers.values()].some((x) => x.lastSeen !== null && now - x.lastSeen <= WORKER_ONLINE_MS && x.slots > 0)) {
+    } else if (!alive && ![...workers.values()].some((x) => workerOnline(x.lastSeen, now) && x.slots > 0)) {
       w = noDaemon;
     } else {
       const p = paused.get('local');

@@ -1,6 +1,7 @@
 // What GET /metrics exposes. Everything the store holds is read from it at scrape time (a handful
 // of aggregate queries, no per-routine loop); pass durations come from the engine's own passes.
 import { BATCH_RUN_STATES } from '../lifecycle/batch-run.js';
+import { WORKER_OFFLINE_MS, workerOnline } from '../domain/online.js';
 import { REALTIME_RUN_STATES } from '../lifecycle/realtime-run.js';
 import type { JobStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
@@ -9,7 +10,6 @@ import { tendVersion } from '../version.js';
 import { Exposition, Histogram, type HistogramSeries, type Sample } from './prom.js';
 
 /** A worker is online when it was heard from this recently (its long poll lasts 25 s). */
-export const WORKER_ONLINE_MS = 90_000;
 
 export { RUN_DURATION_BOUNDS } from '../store/totals.js';
 import { RUN_DURATION_BOUNDS } from '../store/totals.js';
@@ -97,9 +97,9 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   x.gauge('tend_ledger_entries', 'Jobs in flight (submitted handles in the ledger), by backend.', [...ledger].sort(([a], [b]) => a.localeCompare(b)).map(([backend, n]) => ({ labels: { backend }, value: n })));
 
   const workers = store.pool.workers();
-  const online = workers.filter((w) => w.lastSeen !== null && now - w.lastSeen <= WORKER_ONLINE_MS);
+  const online = workers.filter((w) => workerOnline(w.lastSeen, now));
   x.gauge('tend_workers', 'Registered worker hosts.', [{ value: workers.length }]);
-  x.gauge('tend_workers_online', `Worker hosts heard from within the last ${WORKER_ONLINE_MS / 1000} s.`, [{ value: online.length }]);
+  x.gauge('tend_workers_online', `Worker hosts heard from within the last ${WORKER_OFFLINE_MS / 1000} s.`, [{ value: online.length }]);
   x.gauge(
     'tend_worker_last_seen_timestamp_seconds',
     'When each worker host was last heard from (Unix time).',

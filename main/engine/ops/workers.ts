@@ -5,7 +5,7 @@
 // jobs it was running end in ERROR, jobs it had only claimed go back to the queue, its unsent
 // commands expire, and its token stops working.
 import { TendError, notFound } from '../errors.js';
-import { WORKER_OFFLINE_MS } from '../pool/pool-backend.js';
+import { workerOnline } from '../domain/online.js';
 import { moveJob } from '../scheduler/moves.js';
 import type { NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
@@ -27,7 +27,7 @@ export function forgetWorker(store: Store, log: (e: NewEvent) => void, computer:
     const w = store.pool.worker(computer);
     if (!w) throw notFound(`worker ${computer}`);
     const silentMs = w.lastSeen === null ? null : o.now - w.lastSeen;
-    if (!o.force && silentMs !== null && silentMs <= WORKER_OFFLINE_MS) {
+    if (!o.force && silentMs !== null && workerOnline(w.lastSeen, o.now)) {
       throw new TendError('CONFLICT', `worker ${computer} was heard from ${Math.round(silentMs / 1000)} s ago: it is online. Stop it first, or forget it anyway with force`);
     }
     const lastSeen = w.lastSeen === null ? 'never seen' : `last seen ${new Date(w.lastSeen).toISOString()}`;

@@ -4,12 +4,12 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
 import type { Clock } from '../clock.js';
 import { TendError } from '../errors.js';
-import { COMMAND_TTL_MS, envMs } from '../store/pool.js';
+import { COMMAND_TTL_MS } from '../store/pool.js';
+import { workerOnline } from '../domain/online.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 
-/** A worker not heard from for this long is offline: its stage pauses, its routines wait (TEND_WORKER_OFFLINE_MS, default 30 s). */
-export const WORKER_OFFLINE_MS = envMs('TEND_WORKER_OFFLINE_MS', 30_000);
+export { WORKER_OFFLINE_MS } from '../domain/online.js';
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
@@ -34,15 +34,14 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
   const fetchedButForgotten = (fetchedAt: number, now: number): boolean => {
     const grace = 2 * COMMAND_TTL_MS;
     const seen = store.pool.worker(computer)?.lastSeen ?? null;
-    return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && now - seen <= WORKER_OFFLINE_MS;
+    return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && workerOnline(seen, now);
   };
   return {
     name,
     async health(): Promise<Health> {
       const w = store.pool.worker(computer);
       if (!w || w.lastSeen === null) return { ok: false, reason: `worker ${computer} has never connected (start it: tend worker --computer ${computer} …)` };
-      const silent = clock.now() - w.lastSeen;
-      if (silent > WORKER_OFFLINE_MS) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
+      if (!workerOnline(w.lastSeen, clock.now())) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
       return { ok: true, reason: null };
     },
     async submit(spec: JobSpec): Promise<Handle> {

@@ -12,7 +12,7 @@ import { moveJob } from './moves.js';
 import { promoteJobs } from './promote.js';
 import { submit } from './submit.js';
 import { enforceLimits, markLate, realtimeDue, reapOrphans } from './supervise.js';
-import { WORKER_OFFLINE_MS } from '../pool/pool-backend.js';
+import { workerOnline } from '../domain/online.js';
 
 export class Scheduler {
   readonly ctx: Ctx;
@@ -207,7 +207,7 @@ function pendingJobs(ctx: Ctx): JobRow[] {
 /** Lease owners `user@HOST` are remote workers (pool routes); away = not heard from lately. */
 function workerAway(store: Store, owner: string, now: number): boolean {
   const w = store.pool.worker(owner);
-  return w !== null && (w.lastSeen === null || now - w.lastSeen > WORKER_OFFLINE_MS);
+  return w !== null && !workerOnline(w.lastSeen, now);
 }
 
 /** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine). */

@@ -4,7 +4,6 @@ import { clock, relative } from '../store/format.js';
 import { useNow, useServices, useTend, useWatch } from '../ui/context.js';
 import { Banner, Button, Empty, PageHeader, Section, Spinner } from '../ui/parts.js';
 
-const SILENT_MS = 5 * 60_000;
 
 export function WorkersPage(): ReactElement {
   useWatch('workers');
@@ -12,7 +11,7 @@ export function WorkersPage(): ReactElement {
   const load = useTend((s) => s.workersLoad);
   const error = useTend((s) => s.errors.workers);
   const now = useNow(1000);
-  const online = workers.filter((w) => w.lastSeen !== null && now - w.lastSeen < SILENT_MS).length;
+  const online = workers.filter((w) => w.online).length;
   return (
     <div className="page">
       <PageHeader title="Workers" sub={`${workers.length} host${workers.length === 1 ? '' : 's'} · ${online} seen in the last 5 minutes`} />
@@ -44,7 +43,7 @@ export function WorkersPage(): ReactElement {
             </thead>
             <tbody>
               {workers.map((w) => {
-                const fresh = w.lastSeen !== null && now - w.lastSeen < SILENT_MS;
+                const fresh = w.online;
                 const slots = w.slots ?? 0;
                 const running = w.running ?? 0;
                 return (
