@@ -53,9 +53,18 @@ describe('external routines', () => {
     // Tend started nothing for it: no command, no job directory.
     expect(pool.db.commands('u@ext')).toEqual([]);
     expect(runDirsUnder(pool.dataDir).has(run!.id)).toBe(false);
-    // A finished run takes no more reports.
-    const late = report('u@ext:sync', 'complete', '--run-id', run!.id);
-    expect(late.code).not.toBe(0);
+    // A completion sent again (by run id, or not) is a no-op success: the run and its events stay as they were.
+    const ended = runsOf('u@ext:sync');
+    const completions = pool.db.events('run:completed').filter((e) => e.run_id === run!.id).length;
+    expect(report('u@ext:sync', 'complete', '--run-id', run!.id).code).toBe(0);
+    expect(report('u@ext:sync', 'complete').code).toBe(0);
+    const replayed = await pool.http('POST', `/api/external/${encodeURIComponent('u@ext:sync')}/complete`, { runId: run!.id });
+    expect(replayed.status).toBe(200);
+    expect(runsOf('u@ext:sync')).toEqual(ended);
+    expect(pool.db.events('run:completed').filter((e) => e.run_id === run!.id)).toHaveLength(completions);
+    // A contrary report of a finished run is still refused.
+    const contrary = report('u@ext:sync', 'fail', '--run-id', run!.id);
+    expect(contrary.code).not.toBe(0);
   });
 
   it('shows ERROR with the message and exit code after fail', () => {

@@ -60,6 +60,11 @@ function target(store: Store, def: RoutineDef, runId: string | undefined): RunRo
   return open.find((r) => r.status === 'RUNNING' || r.status === 'STARTING') ?? open[0] ?? null;
 }
 
+/** The state a run ends in when its routine reports complete (ok) or fail. */
+function endState(kind: RoutineDef['kind'], ok: boolean): string {
+  return kind === 'batch' ? (ok ? 'COMPLETED' : 'ERROR') : ok ? 'EXITED' : 'ERROR';
+}
+
 export function reportExternal(store: Store, log: (e: NewEvent) => void, id: string, action: ExternalAction, r: ExternalReport, now: number): RunRow | null {
   const def = externalRoutine(store, id);
   // What a reporter says is masked like arguments before it is stored: every reader (events API,
@@ -87,7 +92,13 @@ export function reportExternal(store: Store, log: (e: NewEvent) => void, id: str
       return store.runs.get(run.id);
     }
     const run = target(store, def, r.runId);
-    if (!run) throw new TendError('CONFLICT', `${def.id} has no open run to ${action} (report start first)`);
+    if (!run) {
+      // A completion sent again (a retried request, a reporter that cannot tell whether it got
+      // through): the run it ended is the latest, in the state this report gives. A no-op.
+      const last = store.runs.latest(def.id);
+      if (last && action !== 'heartbeat' && last.endedAt !== null && last.status === endState(last.kind, action === 'complete')) return last;
+      throw new TendError('CONFLICT', `${def.id} has no open run to ${action} (report start first)`);
+    }
     if (action === 'heartbeat') {
       store.runs.recordHeartbeat(run.id, now);
       return store.runs.get(run.id);
@@ -97,7 +108,10 @@ export function reportExternal(store: Store, log: (e: NewEvent) => void, id: str
     const event = run.kind === 'batch' ? (ok ? 'succeed' : 'fail') : ok ? 'exit' : 'give_up';
     if (run.status === 'PENDING' || run.status === 'DELAYED') moveRun(store, run.id, run.kind, 'launch', {});
     const to = moveRun(store, run.id, run.kind, event, { endedAt: now, exitCode: r.exitCode ?? (ok ? 0 : null), reason, startedAt: run.startedAt ?? now });
-    if (!to) throw new TendError('CONFLICT', `run ${run.id} is ${run.status} already`);
+    if (!to) {
+      if (run.status === endState(run.kind, ok)) return run; // the same report again: a no-op
+      throw new TendError('CONFLICT', `run ${run.id} is ${run.status} already`);
+    }
     log({
       type: ok ? 'run:completed' : 'run:failed',
       level: ok ? 'info' : 'error',
