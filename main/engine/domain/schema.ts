@@ -44,7 +44,11 @@ const SIZE_UNITS: Record<string, number> = { b: 1, k: 1024, kb: 1024, kib: 1024,
 
 const sizeField = z.union([z.string(), z.number()]).transform((value, ctx) => {
   const m = SIZE.exec(String(value).trim());
-  const bytes = m ? Math.round(Number(m[1]) * (SIZE_UNITS[(m[2] ?? 'b').toLowerCase()] ?? NaN)) : NaN;
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: `"${String(value)}" is not a size: a number of bytes, or a number and a unit (KiB, MiB, GiB), e.g. 65536, 512KiB, 64MiB` });
+    return z.NEVER;
+  }
+  const bytes = Math.round(Number(m[1]) * (SIZE_UNITS[(m[2] ?? 'b').toLowerCase()] ?? NaN));
   if (!Number.isSafeInteger(bytes) || bytes < 4096) {
     ctx.addIssue({ code: 'custom', message: 'size must be at least 4KiB, e.g. 65536, 512KiB, 64MiB' });
     return z.NEVER;
@@ -147,11 +151,35 @@ export const ScheduleFileSchema = z.strictObject({
 });
 
 export function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
-  return error.issues.map((i) => {
-    const path = [...prefix, ...i.path].map(String).join('.');
-    if (i.code === 'unrecognized_keys') return { path, message: `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` };
-    return { path, message: i.message };
+  return flatIssues(error.issues, prefix);
+}
+
+/**
+ * Issues in words, each with its field. A union that failed says nothing by itself ("Invalid
+ * input"): the branch whose shape the value had (an object given for `retry: none | {every, for}`)
+ * says what is wrong inside it (`retry.for: duration must be positive`).
+ */
+function flatIssues(issues: readonly z.core.$ZodIssue[], prefix: (string | number)[]): Issue[] {
+  return issues.flatMap((i): Issue[] => {
+    const at = [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    const path = at.map(String).join('.');
+    if (i.code === 'unrecognized_keys') return [{ path, message: `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` }];
+    if (i.code === 'invalid_union' && i.errors.length) {
+      const shaped = i.errors.filter((branch) => branch.some((b) => (b.code !== 'invalid_type' && b.code !== 'invalid_value') || b.path.length > 0));
+      if (shaped.length === 1) return flatIssues(shaped[0]!, at);
+      if (i.message === 'Invalid input') return [{ path, message: unionHint(i.errors) }];
+    }
+    return [{ path, message: i.message }];
   });
+}
+
+/** `must be "none" or an object` from the branches' expectations. */
+function unionHint(branches: readonly (readonly z.core.$ZodIssue[])[]): string {
+  const wants = branches.flatMap((b) =>
+    b.filter((x) => x.path.length === 0).map((x) => (x.code === 'invalid_type' ? `a${/^[aeiou]/.test(x.expected) ? 'n' : ''} ${x.expected}` : x.code === 'invalid_value' ? x.values.map((v) => JSON.stringify(v)).join(' or ') : null)),
+  );
+  const list = [...new Set(wants.filter((w): w is string => w !== null))];
+  return list.length ? `must be ${list.join(' or ')}` : 'is not valid here';
 }
 
 export interface NormalizeContext {

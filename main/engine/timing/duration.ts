@@ -29,6 +29,9 @@ export function parseDuration(input: string | number): number {
   const text = input.trim();
   if (text === '') throw new DurationError('is empty (use a number and a unit: 500ms, 30s, 5m, 2h or 1d)');
 
+  if (/^[+-]?(\d+(\.\d+)?|\.\d+)e[+-]?\d/i.test(text)) {
+    throw new DurationError(`"${text}" uses an exponent: a duration is a number and a unit (500ms, 30s, 5m, 2h, 1d, or sums such as 1h30m)`);
+  }
   let rest = text;
   let sign = '';
   if (rest[0] === '+' || rest[0] === '-') {
