@@ -34,10 +34,21 @@ describe('systemd user unit', () => {
   });
 
   it('paths with spaces, $ and % are quoted so systemd neither splits nor expands them', () => {
-    const text = systemdUnit(spec({ node: '/opt/my node/bin/node', entry: '/srv/$HOME/tend.js', dataDir: '/data/100% "mine"' }));
+    const text = systemdUnit(spec({ node: '/opt/my node/bin/node', entry: '/srv/$HOME/tend.js', dataDir: '/data/100% mine' }));
     const lines = unitLines(text);
     expect(lines).toContain('ExecStart="/opt/my node/bin/node" "/srv/$$HOME/tend.js" daemon run --quiet');
-    expect(lines).toContain('Environment="TEND_DATA_DIR=/data/100%% \\"mine\\""');
+    expect(lines).toContain('Environment="TEND_DATA_DIR=/data/100%% mine"');
+  });
+
+  it('a $ in the executable stays a single $: systemd substitutes no variables there (it kept $$ literally)', () => {
+    const lines = unitLines(systemdUnit(spec({ node: '/opt/node$22/bin/node' })));
+    expect(lines).toContain('ExecStart="/opt/node$22/bin/node" /opt/tend/dist/main/cli/tend.js daemon run --quiet');
+  });
+
+  it('paths with " or \\ are refused, naming which and why', () => {
+    expect(() => systemdUnit(spec({ node: '/opt/a"b/node' }))).toThrow(/the Node executable "\/opt\/a\\"b\/node" contains "\\"", which a systemd unit cannot express/);
+    expect(() => systemdUnit(spec({ entry: '/opt/a\\b/tend.js' }))).toThrow(/the tend entry file .* contains "\\\\"/);
+    expect(() => systemdUnit(spec({ dataDir: '/data/"mine"' }))).toThrow(/the data dir/);
   });
 });
 
@@ -83,6 +94,17 @@ describe('tend service on a machine without a running service manager', () => {
     const r = spawnSync(process.execPath, [TEND, 'service', ...args], { cwd: REPO, env: base, encoding: 'utf8', timeout: 30_000 });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   }
+
+  it.skipIf(process.platform === 'darwin')('install refuses a data dir systemd cannot express before writing anything', () => {
+    box = scratch('tend-svc-');
+    const env = { HOME: join(box.dir, 'home'), XDG_CONFIG_HOME: join(box.dir, 'config'), TEND_DATA_DIR: join(box.dir, 'da"ta') };
+    mkdirSync(env.HOME);
+    const r = service(['install'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('TEND_DATA_DIR: the data dir');
+    expect(r.stderr).toContain('which a systemd unit cannot express');
+    expect(existsSync(join(box.dir, 'config'))).toBe(false);
+  });
 
   it.skipIf(process.platform === 'darwin')('install writes the unit under XDG_CONFIG_HOME with the explicit data dir; start says the manager is not running and exits non-zero', () => {
     // The premise: no systemd user manager answers here.

@@ -26,8 +26,10 @@ export function register(program: Command): void {
         const spec = { node: nodeExecPath(), entry: ENTRY, dataDir: await dataDirPath(), explicitDataDir: !!process.env.TEND_DATA_DIR, runAsNode: !!electronVersion() };
         const mac = process.platform === 'darwin';
         const file = mac ? svc.launchAgentPath() : svc.systemdUnitPath();
+        // The text first: a path the unit cannot express is refused before anything is written.
+        const text = mac ? svc.launchAgent(spec) : svc.systemdUnit(spec);
         mkdirSync(dirname(file), { recursive: true });
-        writeFileSync(file, mac ? svc.launchAgent(spec) : svc.systemdUnit(spec));
+        writeFileSync(file, text);
         let started: string | null = null;
         if (o.start) started = startService(svc, mac, file);
         print(o.json, { file, started }, () => `wrote ${file}${started ? `\n${started}` : ''}`);

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { join } from 'node:path';
+import { TendError } from '../errors.js';
 
 export interface ServiceSpec {
   node: string;
@@ -30,12 +31,33 @@ const SAFE = /^[\w@+=:,./-]+$/;
  * One ExecStart argument (systemd.service "Command lines"): double-quoted when needed, with `\`
  * and `"` escaped, `$` doubled (no variable expansion) and `%` doubled (no specifier expansion).
  */
-const q = (s: string) => (SAFE.test(s) ? s : `"${s.replace(/[\\"]/g, '\\$&').replace(/\$/g, '$$$$').replace(/%/g, '%%')}"`);
+const q = (s: string) => (SAFE.test(s) ? s : `"${s.replace(/\$/g, '$$$$').replace(/%/g, '%%')}"`);
+/** The executable (first word): systemd substitutes no variables there, so a `$` stays as it is. */
+const qExe = (s: string) => (SAFE.test(s) ? s : `"${s.replace(/%/g, '%%')}"`);
+
+/**
+ * Paths a unit file cannot carry faithfully: a `"` or `\` (systemd's quoting turns them into
+ * escapes that differ between the executable, arguments and Environment=), a line break. Refused,
+ * with what to do, before anything is written.
+ */
+export function systemdProblems(s: ServiceSpec): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  const check = (field: string, what: string, value: string) => {
+    const bad = [...new Set(value.match(/["\\\n\r]/g) ?? [])];
+    if (bad.length) out.push({ path: field, message: `${what} ${JSON.stringify(value)} contains ${bad.map((c) => JSON.stringify(c)).join(' and ')}, which a systemd unit cannot express: move it to a path without ${bad.length > 1 ? 'them' : 'it'}` });
+  };
+  check('node', 'the Node executable', s.node);
+  check('entry', 'the tend entry file', s.entry);
+  if (s.explicitDataDir) check('TEND_DATA_DIR', 'the data dir', s.dataDir);
+  return out;
+}
 /** An Environment= assignment: quoted as a whole when needed; `$` is literal there, `%` is not. */
 const envLine = (name: string, value: string) =>
   SAFE.test(value) ? `Environment=${name}=${value}` : `Environment="${name}=${value.replace(/[\\"]/g, '\\$&').replace(/%/g, '%%')}"`;
 
 export function systemdUnit(s: ServiceSpec): string {
+  const problems = systemdProblems(s);
+  if (problems.length) throw new TendError('INVALID', problems.map((p) => p.message).join('; '), problems);
   return [
     '[Unit]',
     'Description=Tend scheduler daemon',
@@ -43,7 +65,7 @@ export function systemdUnit(s: ServiceSpec): string {
     '',
     '[Service]',
     'Type=simple',
-    `ExecStart=${q(s.node)} ${q(s.entry)} daemon run --quiet`,
+    `ExecStart=${qExe(s.node)} ${q(s.entry)} daemon run --quiet`,
     ...(s.explicitDataDir ? [envLine('TEND_DATA_DIR', s.dataDir)] : []),
     ...(s.runAsNode ? [envLine('ELECTRON_RUN_AS_NODE', '1')] : []),
     'Restart=on-failure',
