@@ -42,9 +42,11 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   }
   // Before the claim: from the moment daemon.pid names us, `tend` commands signal us.
   const signals = installOwnerSignals();
+  let onLost!: (why: string) => void;
+  const lost = new Promise<string>((r) => (onLost = r));
   let served: Served;
   try {
-    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal });
+    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal, onLost });
   } catch (err) {
     signals.dispose();
     log(`tend daemon: ${(err as Error).message}`);
@@ -68,11 +70,12 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     if (e.level !== 'info') log(`${e.level.toUpperCase()} ${e.type} ${e.routineId ?? (e.jobId !== null ? `job ${e.jobId}` : '')} ${e.message}`);
   });
   log(`tend daemon ${process.pid} owns ${o.dataDir} (pass every ${intervalMs} ms)`);
-  const sig = await signals.stop;
-  log(`tend daemon stopping on ${sig} (running jobs keep running; the next daemon adopts them)`);
+  const end = await Promise.race([signals.stop.then((sig) => ({ sig, why: null })), lost.then((why) => ({ sig: null, why }))]);
+  if (end.why) log(`tend daemon stopping: ${end.why} (running jobs keep running)`);
+  else log(`tend daemon stopping on ${end.sig} (running jobs keep running; the next daemon adopts them)`);
   await served.stop();
   signals.dispose();
-  return 0;
+  return end.why ? 1 : 0;
 }
 
 /** TEND_MAX_PARALLEL (jobs in flight) and TEND_BATCH_SLOTS (one-off jobs this host runs itself). */

@@ -7,6 +7,7 @@ import { keepDaysFromEnv } from '../keep-days.js';
 import { tightenDataDir } from '../owner-only.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
+import { dataDirChange, dataDirIdentity } from './data-dir-watch.js';
 import { claimOwnership, type Ownership } from './ownership.js';
 import { writeState, type DaemonState } from './state.js';
 import { throttle } from './throttle.js';
@@ -23,6 +24,8 @@ export interface ServeOptions {
   log: (line: string) => void;
   /** A stop asked for during startup: the engine is not started (stop() still releases the claim). */
   signal?: AbortSignal;
+  /** The data dir was deleted or replaced under us (seen after a pass): the owner should stop. */
+  onLost?: (why: string) => void;
 }
 
 export interface Served {
@@ -64,7 +67,10 @@ export async function serve(o: ServeOptions): Promise<Served> {
     clockJumps: 0,
     history: { keepDays: engine.retention.o.keepDays, lastSweep: null },
   };
+  const opened = dataDirIdentity(o.dataDir);
+  let lost = false;
   const save = () => {
+    if (lost) return; // never into a directory that is not the one we own
     try {
       writeState(o.dataDir, state);
     } catch {
@@ -76,6 +82,13 @@ export async function serve(o: ServeOptions): Promise<Served> {
   const saveSoon = throttle(save, Math.min(1000, o.intervalMs));
   engine.bus.on('event', (e) => {
     if (e.type === 'clock:jump') state.clockJumps++;
+  });
+  engine.bus.on('pass', () => {
+    const why = lost ? null : dataDirChange(o.dataDir, opened);
+    if (!why) return;
+    lost = true;
+    o.log(`${why} while this daemon (pid ${process.pid}) owned it: stopping rather than running on against unlinked files`);
+    o.onLost?.(why);
   });
   engine.bus.on('pass', (p) => {
     state.lastHeartbeat = new Date().toISOString();
