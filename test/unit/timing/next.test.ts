@@ -54,6 +54,24 @@ describe('nextRunAt rejects bad input with the reason', () => {
   it('throws TimingError', () => {
     expect(() => nextRunAt({ mode: 'cron', cron: 'nope' }, 0, 'UTC')).toThrow(TimingError);
   });
+  it('a reference that is not a number, or beyond the dates a search can reach', () => {
+    const every = { mode: 'every', everyMs: 1000 } as const;
+    const max = 8.64e15 - 366 * 10 * 86_400_000;
+    expect(nextRunAt(every, max, 'UTC')).toBe(max + 1000);
+    expect(nextRunAt(every, -max, 'UTC')).toBe(-max + 1000);
+    expect(() => nextRunAt(every, max + 1, 'UTC')).toThrow(`reference time must be a finite number of epoch milliseconds, got ${max + 1}`);
+    expect(() => nextRunAt(every, -max - 1, 'UTC')).toThrow('reference time must be a finite number');
+    expect(() => nextRunAt(every, Number.POSITIVE_INFINITY, 'UTC')).toThrow('got Infinity');
+    expect(() => nextRunAt(every, '5' as unknown as number, 'UTC')).toThrow('reference time must be a finite number of epoch milliseconds, got 5');
+  });
+  it('the smallest interval is one millisecond', () => {
+    expect(nextRunAt({ mode: 'every', everyMs: 1 }, 10, 'UTC')).toBe(11);
+    expect(() => nextRunAt({ mode: 'every', everyMs: 0 }, 0, 'UTC')).toThrow('every must be a positive whole number of milliseconds, got 0');
+  });
+  it('a count that is not a whole number', () => {
+    expect(() => nextRuns({ mode: 'every', everyMs: 1000 }, 0, 'UTC', 1.5)).toThrow('count must be a whole number of at least 0, got 1.5');
+    expect(nextRuns({ mode: 'every', everyMs: 1000 }, 0, 'UTC', 2)).toEqual([1000, 2000]);
+  });
   it('a bad count', () => {
     expect(() => nextRuns({ mode: 'every', everyMs: 1000 }, 0, 'UTC', -1)).toThrow(/count/);
     expect(nextRuns({ mode: 'every', everyMs: 1000 }, 0, 'UTC', 0)).toEqual([]);
