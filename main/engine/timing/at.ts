@@ -46,7 +46,7 @@ function parse(text: string, tz: string): number {
   const wall = civilToWall(year, month, day, hour, minute, second) + millis;
 
   if (offset === undefined) return wallToInstant(wall, tz);
-  if (offset === 'Z' || offset === 'z') return wall;
+  // Z (or z) reads as an offset of no hours and no minutes.
   const sign = offset[0] === '-' ? -1 : 1;
   const digits = offset.slice(1).replace(':', '');
   const oh = Number(digits.slice(0, 2));

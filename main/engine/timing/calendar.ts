@@ -51,10 +51,7 @@ export function nextMatch(spec: CalendarSpec, afterMs: number, tz: string): numb
     if (!dayMatches(spec, date.getUTCDate(), date.getUTCDay())) continue;
     const z = zoneDay(day, tz);
     const steady = z.before === z.after;
-    // A steady day before the reference day maps entirely before the reference.
-    if (day < startDay && steady) continue;
-    const found = earliestOnDay(spec, day, z, afterMs);
-    if (found < best) best = found;
+    best = Math.min(best, earliestOnDay(spec, day, z, afterMs));
     if (best !== Infinity) {
       // Instants of a steady day precede every instant of later days, so nothing later can win.
       // After a day with an offset change, a fold across midnight could put the next day's first
@@ -90,9 +87,9 @@ function earliestOnDay(spec: CalendarSpec, day: number, z: ZoneDay, afterMs: num
     const x1 = wall - z.after;
     const ok0 = x0 < z.at;
     const ok1 = x1 >= z.at;
-    if (ok0 && x0 > afterMs && x0 < best) best = x0;
-    if (ok1 && (wildcard || !ok0) && x1 > afterMs && x1 < best) best = x1;
-    if (!ok0 && !ok1 && !wildcard && z.at > afterMs && z.at < best) best = z.at;
+    if (ok0 && x0 > afterMs) best = Math.min(best, x0);
+    if (ok1 && (wildcard || !ok0) && x1 > afterMs) best = Math.min(best, x1);
+    if (!ok0 && !ok1 && !wildcard && z.at > afterMs) best = Math.min(best, z.at);
   }
   return best;
 }

@@ -33,11 +33,8 @@ export function parseDuration(input: string | number): number {
     throw new DurationError(`"${text}" uses an exponent: a duration is a number and a unit (500ms, 30s, 5m, 2h, 1d, or sums such as 1h30m)`);
   }
   let rest = text;
-  let sign = '';
-  if (rest[0] === '+' || rest[0] === '-') {
-    sign = rest[0];
-    rest = rest.slice(1).trimStart();
-  }
+  const negative = rest[0] === '-';
+  if (negative || rest[0] === '+') rest = rest.slice(1).trimStart();
   let total = 0;
   let terms = 0;
   TERM.lastIndex = 0;
@@ -56,7 +53,7 @@ export function parseDuration(input: string | number): number {
     total += Number(m[1]) * unit;
     terms++;
   }
-  if (sign === '-' || total === 0) throw new DurationError(`must be positive, got "${text}"`);
+  if (negative || total === 0) throw new DurationError(`must be positive, got "${text}"`);
   return checked(Math.round(total));
 }
 

@@ -106,6 +106,7 @@ describe('parseDuration rejects with the reason', () => {
     }
     expect(caught).toBeInstanceOf(DurationError);
     expect(caught).toBeInstanceOf(TimingError);
+    expect([(caught as Error).name, new TimingError('x').name]).toEqual(['DurationError', 'TimingError']);
   });
 });
 

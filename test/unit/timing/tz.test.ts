@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  civilToWall,
   cycleDay,
   instantsOfWall,
   isValidTimeZone,
@@ -92,5 +93,56 @@ describe('localToUtc resolves wall times the way Vixie cron does', () => {
     expect(wallTime(utc('2025-11-02T06:30:00Z'), 'America/New_York')).toEqual({
       year: 2025, month: 11, day: 2, hour: 1, minute: 30, second: 0, millisecond: 0, weekday: 0,
     });
+  });
+});
+
+describe('edges of the zone arithmetic', () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  it('a wall time exactly at a spring-forward change is in the gap; one in a fold occurs twice, ascending', () => {
+    const gap = instantsOfWall(Date.UTC(2025, 2, 9, 2, 0), 'America/New_York');
+    expect({ instants: gap.instants, gapEnd: iso(gap.gapEnd!) }).toEqual({ instants: [], gapEnd: '2025-03-09T07:00:00.000Z' });
+    const fold = instantsOfWall(Date.UTC(2025, 10, 2, 1, 0), 'America/New_York');
+    expect({ instants: fold.instants.map(iso), gapEnd: fold.gapEnd }).toEqual({ instants: ['2025-11-02T05:00:00.000Z', '2025-11-02T06:00:00.000Z'], gapEnd: null });
+  });
+
+  it('an offset change in the middle of a UTC hour (Adelaide, +10:30 → +9:30 at 16:30Z)', () => {
+    const t = Date.UTC(2025, 3, 5, 16, 30);
+    expect(offsetAt(t - 15 * 60_000, 'Australia/Adelaide')).toBe(10.5 * 3_600_000);
+    expect(offsetAt(t + 15 * 60_000, 'Australia/Adelaide')).toBe(9.5 * 3_600_000);
+    expect(offsetAt(t - 1, 'Australia/Adelaide')).toBe(10.5 * 3_600_000);
+    expect(offsetAt(t, 'Australia/Adelaide')).toBe(9.5 * 3_600_000);
+  });
+
+  it('local seconds and milliseconds count; an impossible local date-time is refused', () => {
+    expect(iso(localToUtc({ year: 2025, month: 6, day: 10, hour: 12, minute: 1, second: 30, millisecond: 250 }, 'UTC'))).toBe('2025-06-10T12:01:30.250Z');
+    expect(() => localToUtc({ year: Number.NaN, month: 1, day: 1 }, 'UTC')).toThrow('invalid local date-time {"year":null,"month":1,"day":1}');
+  });
+
+  it('years 0 to 99 are those years, not 1900 to 1999', () => {
+    const year = (y: number) => new Date(civilToWall(y, 3, 1)).getUTCFullYear();
+    expect([0, 5, 99, 100, 1999].map(year)).toEqual([0, 5, 99, 100, 1999]);
+  });
+
+  it('a cycle day of a year below 1000 is zero-padded; a non-finite instant is refused', () => {
+    expect(cycleDay(civilToWall(5, 3, 1, 12), 'UTC')).toBe('0005-03-01');
+    expect(() => cycleDay(Number.NaN, 'UTC')).toThrow('instant must be a finite number of epoch milliseconds, got NaN');
+  });
+
+  it("the machine's zone: TZ when it names a zone, else what Intl says", () => {
+    const saved = process.env.TZ;
+    try {
+      process.env.TZ = 'Asia/Tokyo';
+      expect(machineTimeZone()).toBe('Asia/Tokyo');
+      process.env.TZ = 'Nowhere/Atlantis';
+      // Node's Intl then knows no zone at all: UTC.
+      expect(machineTimeZone()).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+      expect(isValidTimeZone(machineTimeZone())).toBe(true);
+      delete process.env.TZ;
+      expect(machineTimeZone()).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
   });
 });
