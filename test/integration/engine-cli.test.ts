@@ -106,9 +106,13 @@ describe('tend routine run | restart | stop', () => {
 describe('tend heartbeat', () => {
   it('from inside a routine, beats reach the daemon as the run’s heartbeat', async () => {
     tendOk(dir, ['routine', 'add', 'cli/beat', '--realtime', '--heartbeat', '30s', '--', FIX('beats.sh'), 'forever', '0.5', TEND]);
-    const run = await waitFor(() => (latestRun('cli/beat')?.heartbeat_at ? latestRun('cli/beat') : null), 20_000, 'a recorded heartbeat');
-    const beats = lines(join(run.run_dir!, 'beats'));
-    expect(beats.length).toBeGreaterThan(0);
+    // The script appends its line after `tend heartbeat` returns, so the beat can be recorded first.
+    const { run, beats } = await waitFor(() => {
+      const r = latestRun('cli/beat');
+      if (!r?.heartbeat_at || !r.run_dir) return null;
+      const b = lines(join(r.run_dir, 'beats'));
+      return b.length ? { run: r, beats: b } : null;
+    }, 20_000, 'a recorded heartbeat and the line the routine wrote after it');
     expect(run.heartbeat_at!).toBeGreaterThanOrEqual(epochMs(beats[0]!.split(' ')[1]!) - 1000);
     // Outside a routine it refuses, saying why.
     const outside = tend(dir, ['heartbeat']);
