@@ -3,10 +3,9 @@
 import type { Ctx } from './context.js';
 import { moveJob } from './moves.js';
 
-export function promoteJobs(ctx: Ctx, now: number): number {
+export function promoteJobs(ctx: Ctx, now: number): void {
   const waiting = ctx.store.jobs.idsWithStatus('WAITING');
-  if (waiting.length === 0) return 0;
-  let moved = 0;
+  if (waiting.length === 0) return;
   ctx.tx(() => {
     // One sweep in id order cascades: a job depends only on jobs that existed when it was posted,
     // so its dependencies have lower ids and were settled earlier in this sweep.
@@ -16,15 +15,12 @@ export function promoteJobs(ctx: Ctx, now: number): number {
       if (dead) {
         if (moveJob(ctx.store, id, 'dep_failed', { reason: `dependency job ${dead.id} ended ${dead.status}`, endedAt: now }, now)) {
           ctx.log({ type: 'job:cancelled', level: 'warn', jobId: id, message: `job ${id} cancelled: dependency job ${dead.id} ended ${dead.status}` });
-          moved++;
         }
       } else if (deps.every((d) => d.status === 'COMPLETED')) {
         if (moveJob(ctx.store, id, 'ready', {}, now)) {
           ctx.log({ type: 'job:pending', jobId: id, message: `job ${id} ready: dependencies completed` });
-          moved++;
         }
       }
     }
   });
-  return moved;
 }

@@ -50,6 +50,6 @@ export function jobSpec(dataDir: string, job: JobRow): JobSpec {
     outputs: [],
     revision: null,
     maskedArgs: maskArgs(job.args),
-    slurm: job.slurm ?? null,
+    slurm: job.slurm,
   };
 }

@@ -3,7 +3,7 @@
 // when it retries, and that manual runs and paused triggers are left as they are.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runNow } from '../../../main/engine/ops/control.js';
-import { pauseRoutine } from '../../../main/engine/ops/routines.js';
+import { editRoutine, pauseRoutine } from '../../../main/engine/ops/routines.js';
 import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -145,3 +145,63 @@ describe('a failed run', () => {
     expect(f.trigger('r')).toMatchObject({ state: 'scheduled', firstDueAt: null, attempts: 2 });
   });
 });
+
+describe('the trigger when its routine changed while the run ran', () => {
+  for (const exitCode of [0, 1]) {
+    const how = exitCode === 0 ? 'succeeds' : 'fails';
+
+    it(`a cron run that ${how} after its next due time keeps that time, so it still fires`, async () => {
+      f = new Fixture();
+      f.define({ id: 'r', cron: '0 * * * *', overlap: 'allow' });
+      f.clock.set(T0 + HOUR);
+      await f.pass();
+      f.backend.finish(f.only('r').id, { exitCode, endedAt: T0 + 2 * HOUR - SEC });
+      f.clock.set(T0 + 2 * HOUR + SEC); // settled in the pass that fires 11:00
+      await f.pass();
+      expect(f.runs('r').map((r) => r.scheduledAt)).toEqual([T0 + HOUR, T0 + 2 * HOUR]);
+    });
+
+    it(`an every loop edited while its run ${how === 'succeeds' ? 'runs' : 'runs and fails'} keeps the new arming`, async () => {
+      f = new Fixture();
+      f.define({ id: 'loop', every: '10m', retry: 'none' });
+      f.clock.set(T0 + 10 * MIN);
+      await f.pass();
+      f.advance(2 * MIN);
+      editRoutine(f.store, full('loop'), { every: '20m' }, { now: f.now(), localComputer: 'me@host' });
+      expect(f.trigger('loop').nextRunAt).toBe(T0 + 32 * MIN);
+      f.backend.finish(f.only('loop').id, { exitCode });
+      f.advance(3 * MIN);
+      await f.pass();
+      expect(f.trigger('loop').nextRunAt).toBe(T0 + 32 * MIN);
+    });
+
+    it(`an every loop paused while its run ${how === 'succeeds' ? 'runs' : 'runs and fails'} is not re-armed`, async () => {
+      f = new Fixture();
+      f.define({ id: 'loop', every: '10m', retry: 'none' });
+      f.clock.set(T0 + 10 * MIN);
+      await f.pass();
+      pauseRoutine(f.store, full('loop'), f.now());
+      f.backend.finish(f.only('loop').id, { exitCode });
+      f.advance(MIN);
+      await f.pass();
+      expect(f.trigger('loop')).toMatchObject({ state: 'paused', nextRunAt: null });
+    });
+
+    it(`a run whose routine became realtime ${how} without touching the trigger`, async () => {
+      f = new Fixture();
+      f.define({ id: 'r', cron: '0 * * * *' });
+      f.clock.set(T0 + HOUR);
+      await f.pass();
+      const run = f.only('r');
+      editRoutine(f.store, full('r'), { realtime: true }, { now: f.now(), localComputer: 'me@host' });
+      const before = f.trigger('r');
+      f.backend.finish(run.id, { exitCode });
+      f.advance(SEC);
+      await f.pass();
+      expect(f.run(run.id).status).toBe(exitCode === 0 ? 'COMPLETED' : 'ERROR');
+      expect(f.trigger('r')).toEqual(before);
+      expect(f.events('check:fault')).toEqual([]);
+    });
+  }
+});
+

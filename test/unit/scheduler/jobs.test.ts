@@ -68,6 +68,21 @@ describe('batch jobs', () => {
     expect(f.store.jobs.get(b.id)).toMatchObject({ status: 'CANCEL', reason: `dependency job ${a.id} ended ERROR` });
     expect(f.store.jobs.get(c.id)).toMatchObject({ status: 'CANCEL', reason: `dependency job ${b.id} ended CANCEL` });
     expect(f.backend.submitted()).toEqual([`job-${a.id}`]);
+    expect(f.events('job:cancelled').map((e) => [e.jobId, e.level, e.message])).toEqual([
+      [b.id, 'warn', `job ${b.id} cancelled: dependency job ${a.id} ended ERROR`],
+      [c.id, 'warn', `job ${c.id} cancelled: dependency job ${b.id} ended CANCEL`],
+    ]);
+  });
+
+  it('a job whose dependencies completed is announced ready', async () => {
+    f = new Fixture();
+    const a = post({ name: 'a' });
+    const b = post({ name: 'b', after: [a.id] });
+    await f.pass();
+    f.backend.finish(`job-${a.id}`);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.events('job:pending').map((e) => [e.jobId, e.message])).toEqual([[b.id, `job ${b.id} ready: dependencies completed`]]);
   });
 
   it('waits for every dependency', async () => {

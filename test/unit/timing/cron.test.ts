@@ -107,6 +107,11 @@ describe('cron names and edge months', () => {
     expect(validateCron('0 0 * * 1W')).toBe('day-of-week: "1W" is not a number or a name (sun, mon, tue, …) (L, W, #, ? and H are not supported)');
   });
 
+  it('a range with an empty end is neither a value nor a range', () => {
+    expect(validateCron('1- * * * *')).toBe('minute: "1-" is not a value, a range or a step');
+    expect(validateCron('0 0 * -3 *')).toBe('month: "-3" is not a value, a range or a step');
+  });
+
   it('a step must be digits only', () => {
     expect(validateCron('*/x5 * * * *')).toBe('minute: step "x5" in "*/x5" must be a whole number of at least 1');
     expect(validateCron('0 */5x * * *')).toBe('hour: step "5x" in "*/5x" must be a whole number of at least 1');
