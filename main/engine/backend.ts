@@ -37,7 +37,9 @@ export type PollState =
   /** Finished: `fetch` gives the outcome. */
   | { state: 'done' }
   /** The backend has no trace of it (never launched, or its record is gone). */
-  | { state: 'lost'; reason: string };
+  | { state: 'lost'; reason: string }
+  /** Never handed over (a start command that expired unfetched): it never ran, so it waits to be sent again. */
+  | { state: 'unsent'; reason: string };
 
 export interface Outcome {
   exitCode: number | null;

@@ -47,6 +47,21 @@ it('a refused launch and an expired command are explained by their cause, not by
   expect(found.find((x) => x.message.startsWith('bob@gpu:train'))!.action).toMatch(/^no worker for bob@gpu fetched the command: start one there \(tend worker --server URL --token \$\(tend worker token bob@gpu\) --computer bob@gpu\)/);
 });
 
+it('a run waiting DELAYED for its worker is pointed at that worker, not at slots and dependencies', () => {
+  tend(box.dir, ['routine', 'add', 'bob@gpu:train', '--every', '1h', '--', 'true']);
+  tend(box.dir, ['routine', 'add', 'me@box:local', '--every', '1h', '--', 'true']);
+  const store = Store.open(join(box.dir, 'tend.db'));
+  const now = Date.now();
+  const insert = (routineId: string, id: string, reason: string) =>
+    store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, manual, created_at) VALUES (?, ?, 'batch', ?, ?, 1, 'DELAYED', ?, 0, ?)`).run(id, routineId, new Date(now).toISOString().slice(0, 10), now, reason, now);
+  insert('bob@gpu:train', 'r1', 'the start command expired: worker bob@gpu did not fetch it within 60 s; it is sent again once the worker is heard from');
+  insert('me@box:local', 'r2', 'waiting for me@box:other (not run on 2026-01-01)');
+  store.close();
+  const found = doctor().filter((x) => x.id === 'routine-delayed');
+  expect(found.find((x) => x.message.startsWith('bob@gpu:train'))!.action).toMatch(/^it waits for the worker of bob@gpu and starts once that worker is heard from: start one there \(tend worker --server URL --token \$\(tend worker token bob@gpu\) --computer bob@gpu\)/);
+  expect(found.find((x) => x.message.startsWith('me@box:local'))!.action).toMatch(/^check its dependencies/);
+});
+
 it('daemon ensure with a bad setting prints the setting’s message, not only "see daemon.log"', () => {
   mkdirSync(box.dir, { recursive: true });
   const r = tend(box.dir, ['daemon', 'ensure'], { TEND_DAEMON_INTERVAL_MS: 'soon' });

@@ -1,5 +1,6 @@
 // Commands addressed to a computer expire (TEND_COMMAND_TTL_MS shortens the 60 s for the test) and
-// a stale command is never run; routines addressed to an offline worker wait as DELAYED, not ERROR.
+// a stale command is never run; routines addressed to an offline worker, or to one that vanished
+// so lately that its start command lapsed unfetched, wait (DELAYED, not ERROR) and run on its return.
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, killTracked, lines, Pool, POOL_FIXTURES, readState, scratch, waitFor } from './harness.js';
@@ -19,15 +20,13 @@ afterEach(async () => {
 });
 
 describe('commands', () => {
-  it('never runs a start command that expired while its worker was stopped', async () => {
+  it('never runs a start command that expired while its worker was stopped: the run waits DELAYED and is sent afresh on return', async () => {
     box = scratch('tend-expiry-');
     const TTL = 1500;
     pool = await Pool.start(box.dir, { env: { TEND_COMMAND_TTL_MS: String(TTL) } });
     const w = pool.worker('u@w1');
     const stale = join(box.dir, 'stale');
-    const fresh = join(box.dir, 'fresh');
-    pool.tendOk('routine', 'add', 'u@w1:stale', ...FAR, '--retry', 'none', '--', 'sh', MARK, stale, 'stale');
-    pool.tendOk('routine', 'add', 'u@w1:fresh', ...FAR, '--', 'sh', MARK, fresh, 'fresh');
+    pool.tendOk('routine', 'add', 'u@w1:stale', ...FAR, '--tolerance', '1s', '--retry', 'none', '--', 'sh', MARK, stale, 'stale');
 
     let since = Date.now();
     w.start();
@@ -37,27 +36,96 @@ describe('commands', () => {
     pool.tendOk('routine', 'run', 'u@w1:stale', '--no-wait');
     const cmd = await waitFor(() => pool!.db.commands('u@w1').find((c) => c.kind === 'start'), 10_000, 'the start command to be queued');
     expect(cmd.expires_at - cmd.created_at).toBe(TTL);
-    const run = await waitFor(() => pool!.db.runs('u@w1:stale').find((r) => r.status === 'ERROR'), 15_000, 'the run to end for want of its command');
+    // The run never started: it waits (DELAYED, it is past its 1 s tolerance), not ERROR.
+    const run = await waitFor(() => pool!.db.runs('u@w1:stale').find((r) => r.status === 'DELAYED'), 15_000, 'the run to wait for its worker');
     expect(run.reason).toMatch(/start command expired/);
     expect(run.reason).toContain('u@w1');
     expect(run.reason).toMatch(/1\.5 s/);
     expect(pool.db.commands('u@w1').find((c) => c.id === cmd.id)!.fate).toBe('expired');
+    expect(pool.db.all(`SELECT * FROM ledger WHERE ref_id = ?`, run.id)).toEqual([]);
+    const unsent = pool.db.all<{ message: string }>(`SELECT message FROM events WHERE type = 'run:unsent' AND run_id = ?`, run.id);
+    expect(unsent.length).toBe(1);
+    expect(unsent[0]!.message).toMatch(/never ran/);
+    // While the worker stays unheard (the 30 s online rule still counts it), nothing more is sent.
+    await waitFor(() => pool!.db.events('backend:paused').find((e) => /u@w1 did not fetch its start command/.test(e.message)), 10_000, 'the pool backend to pause');
+    const waitingSince = Date.now();
+    await waitFor(() => Date.now() - waitingSince > 2 * TTL || undefined, 10_000, 'two TTLs to pass');
+    expect(pool.db.commands('u@w1').filter((c) => c.kind === 'start').length).toBe(1);
+    expect(pool.db.runs('u@w1:stale').find((r) => r.id === run.id)!.status).toBe('DELAYED');
 
-    // Back again (long after the TTL): it runs what it is sent now, never the stale command.
+    // Back again: the same run is sent with a new command and runs once; the stale command never.
     since = Date.now();
     w.start();
     await pool.seen(w, since);
-    pool.tendOk('routine', 'run', 'u@w1:fresh', '--no-wait');
-    await waitFor(() => pool!.db.runs('u@w1:fresh').some((r) => r.status === 'COMPLETED'), 20_000, 'the fresh run to complete');
-    expect(lines(fresh).length).toBe(1);
-    expect(lines(`${stale}.start`)).toEqual([]);
-    expect(lines(stale)).toEqual([]);
-    const after = pool.db.commands('u@w1').find((c) => c.id === cmd.id)!;
+    await waitFor(() => pool!.db.runs('u@w1:stale').find((r) => r.id === run.id)?.status === 'COMPLETED', 20_000, 'the waiting run to complete once its worker is back');
+    expect(lines(stale).length).toBe(1);
+    const starts = pool.db.commands('u@w1').filter((c) => c.kind === 'start');
+    expect(starts.length).toBe(2);
+    const after = starts.find((c) => c.id === cmd.id)!;
     expect(after.fate).toBe('expired');
     expect(after.fetched_at).toBeNull();
-    expect(w.runDirs().has(run.id)).toBe(false);
+    expect(starts.find((c) => c.id !== cmd.id)!.fate).toBe('fetched');
+    const runs = pool.db.all<{ id: string; status: string; attempt: number }>(`SELECT id, status, attempt FROM runs WHERE routine_id = 'u@w1:stale'`);
     const evs = pool.db.all<{ type: string; message: string; run_id: string }>(`SELECT type, message, run_id FROM events WHERE routine_id = 'u@w1:stale' ORDER BY id`);
-    expect(pool.db.runs('u@w1:stale').map((r) => r.status), JSON.stringify(evs, null, 1)).toEqual(['ERROR']);
+    expect(runs.map((r) => [r.id, r.status, r.attempt]), JSON.stringify(evs, null, 1)).toEqual([[run.id, 'COMPLETED', 1]]);
+  });
+
+  it('keeps a realtime routine whose start command expired unfetched STARTING, and starts that instance once its worker is back', async () => {
+    box = scratch('tend-expiry-rt-');
+    const TTL = 1500;
+    pool = await Pool.start(box.dir, { env: { TEND_COMMAND_TTL_MS: String(TTL) } });
+    const w = pool.worker('u@w1');
+    const marker = join(box.dir, 'feed');
+    const release = join(box.dir, 'release');
+    let since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    await w.kill('SIGKILL');
+    pool.tendOk('routine', 'add', 'u@w1:feed', '--realtime', '--', 'sh', MARK, marker, 'feed', release);
+    const cmd = await waitFor(() => pool!.db.commands('u@w1').find((c) => c.kind === 'start' && c.fate === 'expired'), 15_000, 'the start command to expire');
+    const unsent = await waitFor(() => pool!.db.events('run:unsent').find((e) => e.routine_id === 'u@w1:feed'), 10_000, 'the instance to be put back to wait');
+    await waitFor(() => pool!.db.events('backend:paused').find((e) => /u@w1 did not fetch its start command/.test(e.message)), 10_000, 'the pool backend to pause');
+    expect(pool.db.runs('u@w1:feed').map((r) => [r.id, r.status])).toEqual([[unsent.run_id, 'STARTING']]);
+    expect(pool.db.commands('u@w1').filter((c) => c.kind === 'start').length).toBe(1);
+
+    since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    await waitFor(() => pool!.db.runs('u@w1:feed').find((r) => r.id === unsent.run_id)?.status === 'RUNNING', 20_000, 'the same instance to run once the worker is back');
+    await waitFor(() => lines(`${marker}.start`).length > 0 || undefined, 10_000, 'the job to start');
+    expect(lines(`${marker}.start`)).toEqual(['start feed w1']);
+    expect(pool.db.runs('u@w1:feed').length).toBe(1);
+    const after = pool.db.commands('u@w1').find((c) => c.id === cmd.id)!;
+    expect([after.fate, after.fetched_at]).toEqual(['expired', null]);
+    pool.tendOk('routine', 'stop', 'u@w1:feed');
+    await waitFor(() => pool!.db.runs('u@w1:feed')[0]?.status === 'STOPPED', 10_000, 'the instance to stop');
+  });
+
+  it('stops a run waiting for a worker whose start command expired: it is never sent again', async () => {
+    box = scratch('tend-expiry-stop-');
+    const TTL = 1500;
+    pool = await Pool.start(box.dir, { env: { TEND_COMMAND_TTL_MS: String(TTL) } });
+    const w = pool.worker('u@w1');
+    const marker = join(box.dir, 'job');
+    let since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    await w.kill('SIGKILL');
+    pool.tendOk('routine', 'add', 'u@w1:job', ...FAR, '--', 'sh', MARK, marker, 'job');
+    pool.tendOk('routine', 'run', 'u@w1:job', '--no-wait');
+    const unsent = await waitFor(() => pool!.db.events('run:unsent').find((e) => e.routine_id === 'u@w1:job'), 15_000, 'the run to be put back to wait');
+    expect(pool.db.runs('u@w1:job').find((r) => r.id === unsent.run_id)!.status).toBe('PENDING');
+    pool.tendOk('routine', 'stop', 'u@w1:job');
+    expect(pool.db.runs('u@w1:job').map((r) => [r.id, r.status])).toEqual([[unsent.run_id, 'CANCELLED']]);
+
+    since = Date.now();
+    w.start();
+    await pool.seen(w, since);
+    pool.tendOk('routine', 'run', 'u@w1:job', '--no-wait');
+    await waitFor(() => pool!.db.runs('u@w1:job').some((r) => r.status === 'COMPLETED'), 20_000, 'a new run to complete');
+    expect(lines(marker).length).toBe(1);
+    expect(pool.db.runs('u@w1:job').find((r) => r.id === unsent.run_id)!.status).toBe('CANCELLED');
+    expect(pool.db.commands('u@w1').filter((c) => c.kind === 'start').length).toBe(2);
   });
 
   it('keeps a routine of a worker that never connected DELAYED, naming the worker, and runs it once the worker comes', async () => {

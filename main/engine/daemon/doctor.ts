@@ -37,11 +37,26 @@ function pidExists(pid: number): boolean {
 function errorAdvice(id: string, reason: string): string {
   if (reason.startsWith('LAUNCH_REFUSED')) return `it was refused before anything ran, for the reason above (its revision, working directory or outputs): fix that, then \`tend routine restart ${id}\``;
   if (/start command expired/.test(reason)) {
-    const computer = id.slice(0, id.indexOf(':'));
-    return `no worker for ${computer} fetched the command: start one there (tend worker --server URL --token $(tend worker token ${computer}) --computer ${computer}), check the Workers page, then \`tend routine restart ${id}\``;
+    // Runs now wait for their worker instead; an ERROR with this reason was recorded by an older Tend.
+    return `no worker for ${computerOf(id)} fetched the command: ${startWorker(computerOf(id))}, check the Workers page, then \`tend routine restart ${id}\` (Tend now keeps such a run waiting for its worker; this one ended before that)`;
   }
   if (reason.startsWith('could not start') || /launch failed/.test(reason)) return `it never started: \`tend routine show ${id}\` gives its command and directory; fix them, then \`tend routine restart ${id}\``;
   return `look at \`tend logs ${id} --stream stderr\`, fix it, then \`tend routine restart ${id}\``;
+}
+
+function computerOf(routineId: string): string {
+  return routineId.slice(0, routineId.indexOf(':'));
+}
+
+function startWorker(computer: string): string {
+  return `start one there (tend worker --server URL --token $(tend worker token ${computer}) --computer ${computer})`;
+}
+
+/** A run waiting for its worker (offline, never connected, or it let its start command lapse) needs that worker, not a look at slots. */
+function delayedAdvice(id: string, reason: string): string {
+  const computer = computerOf(id);
+  if (reason.includes(`worker ${computer} `)) return `it waits for the worker of ${computer} and starts once that worker is heard from: ${startWorker(computer)}, or check the Workers page`;
+  return 'check its dependencies, free slots and backend health (`tend routine show`)';
 }
 
 function shellArg(s: string): string {
@@ -139,7 +154,10 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
       const reason = store.runs.latest(id)?.reason ?? '';
       add('routine-error', 'error', `${id} is in ERROR: ${reason}`, errorAdvice(id, reason));
     }
-    for (const id of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${store.runs.latest(id)?.reason ?? ''}`, 'check its dependencies, free slots and backend health (`tend routine show`)');
+    for (const id of delayed) {
+      const reason = store.runs.latest(id)?.reason ?? '';
+      add('routine-delayed', 'warn', `${id} is DELAYED: ${reason}`, delayedAdvice(id, reason));
+    }
     // Jobs for a computer nobody issued a token for: no worker can ever take them.
     const orphans = store.db
       .prepare(`SELECT computer, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING') AND computer IS NOT NULL AND computer != ? AND computer NOT IN (SELECT computer FROM workers) GROUP BY computer`)

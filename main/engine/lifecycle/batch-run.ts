@@ -4,6 +4,7 @@
 //      │ late              │  │ launch_failed     └──fail──▶ ERROR (non-zero, signal, timeout,
 //      ▼                   │  └──▶ ERROR                          promised output missing)
 //   DELAYED ──launch──▶ STARTING
+//   STARTING ──unsent──▶ PENDING (never handed over: it waits, DELAYED once late, no attempt spent)
 //   PENDING | DELAYED | STARTING | RUNNING ──cancel──▶ CANCELLED (stopped by hand, or skipped)
 //
 // STARTING also takes `succeed`/`fail` directly: a job can exit before any pass observes it
@@ -30,6 +31,8 @@ export const BATCH_RUN_EVENTS = [
   'launch_failed',
   /** Stopped by hand, or skipped (misfire/overlap policy); the reason says which. */
   'cancel',
+  /** Never handed over (its start command expired unfetched): it never ran, and is sent again later. */
+  'unsent',
 ] as const;
 
 export type BatchRunEvent = (typeof BATCH_RUN_EVENTS)[number];
@@ -39,7 +42,7 @@ export const BATCH_RUN_TERMINAL = ['COMPLETED', 'ERROR', 'CANCELLED'] as const s
 export const BATCH_RUN_TRANSITIONS: TransitionTable<BatchRunStatus, BatchRunEvent> = {
   PENDING: { late: 'DELAYED', launch: 'STARTING', cancel: 'CANCELLED' },
   DELAYED: { launch: 'STARTING', cancel: 'CANCELLED' },
-  STARTING: { started: 'RUNNING', succeed: 'COMPLETED', fail: 'ERROR', launch_failed: 'ERROR', cancel: 'CANCELLED' },
+  STARTING: { started: 'RUNNING', succeed: 'COMPLETED', fail: 'ERROR', launch_failed: 'ERROR', cancel: 'CANCELLED', unsent: 'PENDING' },
   RUNNING: { succeed: 'COMPLETED', fail: 'ERROR', cancel: 'CANCELLED' },
   COMPLETED: {},
   ERROR: {},

@@ -6,7 +6,8 @@
 //      │ exit ▶ EXITED       ├──stop──▶ STOPPED
 //      │ stop ▶ STOPPED      └──give_up──▶ ERROR
 //      │ launch_failed ▶ ERROR
-//      └ give_up ▶ ERROR
+//      ├ give_up ▶ ERROR
+//      └ unsent ▶ STARTING (never handed over: it waits for its worker, then is sent again)
 //
 // Terminal: EXITED, STOPPED, ERROR.
 
@@ -26,6 +27,8 @@ export const REALTIME_RUN_EVENTS = [
   'launch_failed',
   /** Crash loop: no more restarts; this instance ends in ERROR. */
   'give_up',
+  /** Never handed over (its start command expired unfetched): it never ran, and is sent again later. */
+  'unsent',
 ] as const;
 
 export type RealtimeRunEvent = (typeof REALTIME_RUN_EVENTS)[number];
@@ -33,7 +36,7 @@ export type RealtimeRunEvent = (typeof REALTIME_RUN_EVENTS)[number];
 export const REALTIME_RUN_TERMINAL = ['EXITED', 'STOPPED', 'ERROR'] as const satisfies readonly RealtimeRunStatus[];
 
 export const REALTIME_RUN_TRANSITIONS: TransitionTable<RealtimeRunStatus, RealtimeRunEvent> = {
-  STARTING: { started: 'RUNNING', exit: 'EXITED', stop: 'STOPPED', launch_failed: 'ERROR', give_up: 'ERROR' },
+  STARTING: { started: 'RUNNING', exit: 'EXITED', stop: 'STOPPED', launch_failed: 'ERROR', give_up: 'ERROR', unsent: 'STARTING' },
   RUNNING: { exit: 'EXITED', stop: 'STOPPED', give_up: 'ERROR' },
   EXITED: {},
   STOPPED: {},

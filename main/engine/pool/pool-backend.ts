@@ -36,12 +36,22 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
     const seen = store.pool.worker(computer)?.lastSeen ?? null;
     return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && workerOnline(seen, now);
   };
+  /**
+   * When the last start command lapsed unfetched. Until the worker is heard from after it, it is
+   * treated as away even while the 30 s online rule still counts it: otherwise the run just put
+   * back to wait would be sent again at once, to nobody. Kept in memory: after a daemon restart
+   * the online rule alone decides, which costs at most one more lapsed command.
+   */
+  let unfetchedAt: number | null = null;
   return {
     name,
     async health(): Promise<Health> {
       const w = store.pool.worker(computer);
       if (!w || w.lastSeen === null) return { ok: false, reason: `worker ${computer} has never connected (start it: tend worker --computer ${computer} …)` };
       if (!workerOnline(w.lastSeen, clock.now())) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
+      if (unfetchedAt !== null && w.lastSeen <= unfetchedAt) {
+        return { ok: false, reason: `worker ${computer} did not fetch its start command (last seen ${new Date(w.lastSeen).toISOString()}); waiting to hear from it` };
+      }
       return { ok: true, reason: null };
     },
     async submit(spec: JobSpec): Promise<Handle> {
@@ -59,7 +69,11 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
         const cmd = ref.commandId === null ? null : store.pool.command(ref.commandId);
         if (cmd && cmd.fate === 'queued' && cmd.expiresAt <= now) store.pool.expire(now);
         const fresh = ref.commandId === null ? null : store.pool.command(ref.commandId);
-        if (fresh?.fate === 'expired') return { state: 'lost', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(COMMAND_TTL_MS)}; it will never run` };
+        if (fresh?.fate === 'expired') {
+          // Never fetched, so never run (the worker cannot fetch it now): the run waits and is sent afresh.
+          unfetchedAt = Math.max(unfetchedAt ?? 0, fresh.expiresAt);
+          return { state: 'unsent', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(COMMAND_TTL_MS)}; it is sent again once the worker is heard from` };
+        }
         if (fresh?.fate === 'fetched' && fresh.fetchedAt !== null && fetchedButForgotten(fresh.fetchedAt, now)) {
           return {
             state: 'lost',

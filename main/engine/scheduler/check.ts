@@ -45,11 +45,13 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
     }
     const running: { entry: LedgerEntry; startedAt: number; heartbeatAt: number | null }[] = [];
     const finished: { entry: LedgerEntry; outcome: Outcome }[] = [];
+    const unsent: { entry: LedgerEntry; reason: string }[] = [];
     for (let i = 0; i < group.length; i++) {
       const entry = group[i]!;
       const state = states[i] ?? { state: 'lost', reason: 'backend returned no state' };
       if (state.state === 'running') running.push({ entry, startedAt: state.startedAt ?? now, heartbeatAt: state.heartbeatAt ?? null });
-      else if (state.state === 'lost') finished.push({ entry, outcome: { exitCode: null, signal: null, reason: state.reason, startedAt: null, endedAt: now } });
+      else if (state.state === 'unsent' && entry.kind === 'run') unsent.push({ entry, reason: state.reason });
+      else if (state.state === 'lost' || state.state === 'unsent') finished.push({ entry, outcome: { exitCode: null, signal: null, reason: state.reason, startedAt: null, endedAt: now } });
       else if (state.state === 'done') {
         let outcome: Outcome;
         try {
@@ -65,6 +67,7 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       for (const r of running) guarded(ctx, r.entry, () => observeRunning(ctx, r.entry, r.startedAt, r.heartbeatAt));
       const at = ctx.clock.now();
       for (const f of finished) guarded(ctx, f.entry, () => (settle(ctx, f.entry, f.outcome, at), settled++));
+      for (const u of unsent) guarded(ctx, u.entry, () => requeue(ctx, u.entry, u.reason));
     });
   }
   return settled;
@@ -115,6 +118,22 @@ export function settle(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: numb
     const def = ctx.defs.byId.get(run.routineId) ?? null;
     if (run.kind === 'batch') settleBatch(ctx, run, def, outcome, now);
     else settleRealtime(ctx, run, outcome, now);
+  });
+}
+
+/**
+ * A run that was never handed over never ran: it leaves the ledger and waits again (a batch run
+ * PENDING, DELAYED once late; a realtime run STARTING, which the submit phase sends again), with
+ * no attempt spent. Stopped by hand meanwhile, it is terminal already and there is nothing to stop.
+ */
+function requeue(ctx: Ctx, entry: LedgerEntry, reason: string): void {
+  const run = ctx.store.runs.get(entry.refId);
+  ctx.tx(() => {
+    if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return;
+    if (!run) return;
+    // A realtime run keeps a null reason: a reason on a live instance means "being stopped".
+    if (!moveRun(ctx.store, run.id, run.kind, 'unsent', run.kind === 'batch' ? { reason } : {})) return;
+    ctx.log({ type: 'run:unsent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
   });
 }
 

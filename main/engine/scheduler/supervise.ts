@@ -17,7 +17,8 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
     if (!def) continue;
     const due = run.notBefore ?? run.scheduledAt;
     if (now - due <= def.toleranceMs) continue;
-    const why = waiting.get(run.id) ?? 'not started';
+    // A run put back to wait (its start command expired unfetched) keeps the reason it was given.
+    const why = waiting.get(run.id) ?? run.reason ?? 'not started';
     ctx.tx(() => {
       if (moveRun(ctx.store, run.id, 'batch', 'late', { reason: why })) {
         ctx.log({

@@ -69,6 +69,7 @@ const cases: Case[] = [
       ['STARTING', 'succeed', 'COMPLETED'],
       ['STARTING', 'fail', 'ERROR'],
       ['STARTING', 'cancel', 'CANCELLED'],
+      ['STARTING', 'unsent', 'PENDING'],
       ['RUNNING', 'succeed', 'COMPLETED'],
       ['RUNNING', 'fail', 'ERROR'],
       ['RUNNING', 'cancel', 'CANCELLED'],
@@ -90,6 +91,7 @@ const cases: Case[] = [
       ['STARTING', 'stop', 'STOPPED'],
       ['STARTING', 'launch_failed', 'ERROR'],
       ['STARTING', 'give_up', 'ERROR'],
+      ['STARTING', 'unsent', 'STARTING'],
       ['RUNNING', 'exit', 'EXITED'],
       ['RUNNING', 'stop', 'STOPPED'],
       ['RUNNING', 'give_up', 'ERROR'],
@@ -218,5 +220,29 @@ describe.each(cases)('$name machine', (c) => {
     const badEvent = c.transition(nonTerminal[0]!, 'toString');
     expect(badEvent).toMatchObject({ ok: false, state: nonTerminal[0], changed: false, absorbed: false });
     if (!badEvent.ok) expect(badEvent.message).toBe(`unknown ${c.name} event toString`);
+  });
+});
+
+describe('a run whose start command was never handed over (unsent)', () => {
+  it('puts a batch run back to wait: PENDING, DELAYED once late, launched again, still cancellable', () => {
+    const back = batchRunTransition('STARTING', 'unsent');
+    expect(back).toEqual({ ok: true, state: 'PENDING', changed: true, absorbed: false });
+    expect(batchRunTransition(back.state, 'late').state).toBe('DELAYED');
+    expect(batchRunTransition('DELAYED', 'launch').state).toBe('STARTING');
+    expect(batchRunTransition('DELAYED', 'cancel').state).toBe('CANCELLED');
+    expect(batchRunMachine.fromStates('unsent')).toEqual(['STARTING']);
+  });
+
+  it('never takes a run that may have started, nor reopens a finished one', () => {
+    expect(batchRunTransition('RUNNING', 'unsent').ok).toBe(false);
+    expect(batchRunTransition('CANCELLED', 'unsent')).toEqual({ ok: true, state: 'CANCELLED', changed: false, absorbed: true });
+    expect(realtimeRunTransition('RUNNING', 'unsent').ok).toBe(false);
+    expect(realtimeRunTransition('STOPPED', 'unsent').state).toBe('STOPPED');
+  });
+
+  it('keeps a realtime instance STARTING (it is sent again), still stoppable', () => {
+    expect(realtimeRunTransition('STARTING', 'unsent')).toEqual({ ok: true, state: 'STARTING', changed: false, absorbed: false });
+    expect(realtimeRunMachine.fromStates('unsent')).toEqual(['STARTING']);
+    expect(realtimeRunTransition('STARTING', 'stop').state).toBe('STOPPED');
   });
 });
