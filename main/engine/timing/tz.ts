@@ -33,7 +33,7 @@ export interface WallTime extends Required<LocalDateTime> {
 const validity = new Memo<string, boolean>(1000);
 
 export function isValidTimeZone(tz: string): boolean {
-  if (typeof tz !== 'string' || tz.trim() === '') return false;
+  if (typeof tz !== 'string') return false; // Intl would take undefined as the machine's zone
   return validity.get(tz, () => {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: tz });

@@ -119,6 +119,10 @@ describe('edges of the zone arithmetic', () => {
     expect(() => localToUtc({ year: Number.NaN, month: 1, day: 1 }, 'UTC')).toThrow('invalid local date-time {"year":null,"month":1,"day":1}');
   });
 
+  it('a zone name must be a non-empty string: undefined is not the machine zone', () => {
+    expect(['', '   ', undefined, 7, null].map((tz) => isValidTimeZone(tz as unknown as string))).toEqual([false, false, false, false, false]);
+  });
+
   it('years 0 to 99 are those years, not 1900 to 1999', () => {
     const year = (y: number) => new Date(civilToWall(y, 3, 1)).getUTCFullYear();
     expect([0, 5, 99, 100, 1999].map(year)).toEqual([0, 5, 99, 100, 1999]);
