@@ -5,9 +5,9 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, FIXTURES, assertBuilt, killTracked, scratch, stopOwner, tendAsync, type CliResult } from './harness.js';
+import { type CliResult, Daemon, FIXTURES, scratch, tendAsync, useDaemonBox } from './harness.js';
 
 const SHELLS = 4;
 const JOBS = 40;
@@ -16,12 +16,7 @@ const ROUTINES = 15;
 const MARKER = join(FIXTURES, 'append-marker.sh');
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 interface Failure {
   what: string;

@@ -3,7 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { alive, assertBuilt, childEnv, isTracked, REPO, TEND, track } from '../helpers/cli.js';
+import { afterEach, beforeAll } from 'vitest';
+import { alive, assertBuilt, childEnv, isTracked, killTracked, REPO, TEND, track } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { alive, assertBuilt, childEnv, killTracked, procStartTime, REPO, scratch, TEND, tend, tendAsync, tendOk, track, type CliResult } from '../helpers/cli.js';
@@ -101,4 +102,19 @@ export async function stopOwner(dataDir: string): Promise<void> {
     return;
   }
   await waitFor(() => !alive(rec.pid), 15_000, `daemon ${rec.pid} to exit`);
+}
+
+/**
+ * The hooks of a file whose tests each use a scratch data dir (`current()`): the CLI is built
+ * before any test; after each, the dir's daemon is stopped, every tracked process killed, the dir removed.
+ */
+export function useDaemonBox(current: () => { dir: string; remove: () => void } | undefined): void {
+  beforeAll(() => assertBuilt());
+  afterEach(async () => {
+    const box = current();
+    if (!box) return;
+    await stopOwner(box.dir);
+    await killTracked();
+    box.remove();
+  });
 }

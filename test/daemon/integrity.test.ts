@@ -2,18 +2,13 @@
 // passes and answers at once, and the finding arrives as an event. A clean stop needs no check.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { damageIndex } from '../helpers/damage.js';
 import { waitFor } from '../helpers/wait.js';
-import { assertBuilt, Daemon, killTracked, scratch, stopOwner, tend } from './harness.js';
+import { Daemon, scratch, stopOwner, tend, useDaemonBox } from './harness.js';
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 function storeEvents(dir: string): { type: string; level: string; message: string }[] {
   const db = new Database(join(dir, 'tend.db'), { readonly: true });

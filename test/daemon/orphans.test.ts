@@ -4,19 +4,14 @@
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { alive, assertBuilt, Daemon, killTracked, REPO, scratch, stopOwner, tendOk, track } from './harness.js';
+import { alive, Daemon, REPO, scratch, tendOk, track, useDaemonBox } from './harness.js';
 
 const HANG = join(REPO, 'test', 'daemon', 'fixtures', 'hang-pid.sh');
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 interface RunRec {
   id: string;

@@ -4,18 +4,13 @@
 // TERM (or INT, HUP) during startup makes it release what it claimed and exit 0.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { Store } from '../../main/engine/store/store.js';
 import { waitFor, within } from '../helpers/wait.js';
-import { assertBuilt, Daemon, killTracked, readPidFile, scratch, stopOwner, tendAsync } from './harness.js';
+import { Daemon, readPidFile, scratch, tendAsync, useDaemonBox } from './harness.js';
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 /** A history large enough that opening and checking the store takes a while (a long window). */
 function history(dir: string): void {

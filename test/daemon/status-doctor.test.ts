@@ -2,9 +2,9 @@
 // owns the data dir. `tend daemon doctor --json`: the findings a person can act on.
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { assertBuilt, Daemon, FIXTURES, killTracked, readState, scratch, stopOwner, tend, tendOk, track } from './harness.js';
+import { Daemon, FIXTURES, readState, scratch, tend, tendOk, track, useDaemonBox } from './harness.js';
 
 interface Finding {
   id: string;
@@ -14,12 +14,7 @@ interface Finding {
 }
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 const status = (dir: string) => {
   const r = tend(dir, ['daemon', 'status', '--json']);

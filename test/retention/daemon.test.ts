@@ -3,20 +3,15 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { paths } from '../../main/engine/datadir.js';
 import { DAY_MS } from '../../main/engine/keep-days.js';
 import { Store } from '../../main/engine/store/store.js';
-import { assertBuilt, Daemon, killTracked, scratch, stopOwner, tend, tendOk } from '../daemon/harness.js';
+import { Daemon, scratch, tend, tendOk, useDaemonBox } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
 
 let box: ReturnType<typeof scratch>;
-beforeAll(() => assertBuilt());
-afterEach(async () => {
-  await stopOwner(box.dir);
-  await killTracked();
-  box.remove();
-});
+useDaemonBox(() => box);
 
 function seed(dataDir: string): { oldDir: string; newDir: string } {
   const store = Store.open(paths(dataDir).db);
