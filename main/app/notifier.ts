@@ -29,6 +29,11 @@ export class Notifier {
     this.timer = null;
     const notices = this.policy.flush(this.now());
     for (const n of notices) this.show(n);
+    // Timers run on the event loop's cached clock, which lags Date.now() on a busy loop, so one
+    // can fire before the window is over by the wall clock. Left there, the window would stay open
+    // and every later offer would wait on a timer that no longer exists: no notification again.
+    const due = this.policy.dueAt;
+    if (due !== null) this.timer = setTimeout(() => this.flush(), Math.max(1, due - this.now()));
     return notices;
   }
 
