@@ -16,7 +16,7 @@ import { runDirFor } from '../../main/engine/scheduler/spec.js';
 import { Store } from '../../main/engine/store/store.js';
 import { jobShell, localWrapperScript } from '../../worker/local/tools.js';
 import { VANISHED_REASON } from '../../worker/local/index.js';
-import { readProcStat } from '../../worker/local/proc.js';
+import { readProcStat } from '../../worker/jobdir/proc.js';
 import { Daemon, assertBuilt, killDaemons, scratch, tendOk } from './fixtures/daemon-harness.js';
 import { waitFor } from '../helpers/wait.js';
 import { EngineHarness, FIX, SHARED_FIX, alive, jobDirs, lines, pidRecord } from './fixtures/engine-harness.js';

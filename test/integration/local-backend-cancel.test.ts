@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
-import { isSameProcessAlive, readProcStat, sessionMembers } from '../../worker/local/proc.js';
-import { procfsTable } from '../../worker/local/proc-linux.js';
+import { isSameProcessAlive, readProcStat, sessionMembers } from '../../worker/jobdir/proc.js';
+import { procfsTable } from '../../worker/jobdir/proc-linux.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 

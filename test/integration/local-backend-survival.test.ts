@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend } from '../../worker/local/index.js';
-import { isSameProcessAlive, readProcStat } from '../../worker/local/proc.js';
-import { procfsTable } from '../../worker/local/proc-linux.js';
+import { isSameProcessAlive, readProcStat } from '../../worker/jobdir/proc.js';
+import { procfsTable } from '../../worker/jobdir/proc-linux.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../worker/local/index.js';
-import { readProcStat, currentBootId } from '../../worker/local/proc.js';
-import { procfsTable } from '../../worker/local/proc-linux.js';
+import { readProcStat, currentBootId } from '../../worker/jobdir/proc.js';
+import { procfsTable } from '../../worker/jobdir/proc-linux.js';
 
 /** What the OS says of a process (session, group), whichever provider the backend uses. */
 const osStat = (pid: number) => readProcStat(pid, procfsTable());
-import { parseSentinel, readSentinel } from '../../worker/local/jobdir.js';
+import { parseSentinel, readSentinel } from '../../worker/jobdir/jobdir.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -4,9 +4,9 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
-import { capLogs, droppedNote, followLog } from '../../worker/local/logs.js';
-import { readRotation } from '../../worker/local/logcap.js';
-import { procfsTable } from '../../worker/local/proc-linux.js';
+import { capLogs, droppedNote, followLog } from '../../worker/jobdir/logs.js';
+import { readRotation } from '../../worker/jobdir/logcap.js';
+import { procfsTable } from '../../worker/jobdir/proc-linux.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -4,8 +4,8 @@
 // session of their own (setsid, daemonising) have left the job and are out of reach.
 import { setTimeout as delay } from 'node:timers/promises';
 import { TendError } from '../../main/engine/errors.js';
-import { isSameProcessAlive, sessionMembers } from './proc.js';
-import { readCancelRecord, readSentinel, writeCancelRecord, writeSentinelIfAbsent } from './jobdir.js';
+import { isSameProcessAlive, sessionMembers } from '../jobdir/proc.js';
+import { readCancelRecord, readSentinel, writeCancelRecord, writeSentinelIfAbsent } from '../jobdir/jobdir.js';
 import { completeHandle, sameBoot, type LocalHandle } from './handle.js';
 
 const POLL_MS = 25;

@@ -1,8 +1,8 @@
 // The durable handle of a local job: JSON-safe, enough for a process that never launched the job
 // to poll, fetch and cancel it. The run dir is the truth; the pids are a fast path and a check.
 import type { Handle } from '../../main/engine/backend.js';
-import { currentBootId } from './proc.js';
-import { readManifest, readPidRecord } from './jobdir.js';
+import { currentBootId } from '../jobdir/proc.js';
+import { readManifest, readPidRecord } from '../jobdir/jobdir.js';
 
 export interface LocalHandle {
   backend: 'local';

@@ -4,12 +4,12 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
 import { cancelLocalJob } from './cancel.js';
-import { processProvider } from './proc.js';
+import { processProvider } from '../jobdir/proc.js';
 import { localHealth, DEFAULT_MIN_FREE_BYTES } from './health.js';
 import { handleFromRunDir, parseHandle, toHandle, type LocalHandle } from './handle.js';
-import { readHeartbeat, wasLaunched } from './jobdir.js';
-import { followLog, tailLog, type FollowOptions, type Stream } from './logs.js';
-import { checkRevision } from './revision.js';
+import { readHeartbeat, wasLaunched } from '../jobdir/jobdir.js';
+import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/logs.js';
+import { checkRevision } from '../jobdir/revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
 import { submitLocalJob } from './submit.js';
 

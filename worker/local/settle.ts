@@ -1,14 +1,14 @@
 // poll and fetch for local jobs, from the job directory and /proc alone: no memory of having
 // launched anything is needed, so a restarted daemon settles jobs it never started.
-import { readHeartbeat } from './jobdir.js';
+import { readHeartbeat } from '../jobdir/jobdir.js';
 import { existsSync } from 'node:fs';
 import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
-import { isSameProcessAlive, startTicksToMs, type ProcessTable } from './proc.js';
-import { capLogs } from './logs.js';
-import { jobPath, readCancelRecord, readManifest, readSentinel, type Sentinel } from './jobdir.js';
+import { isSameProcessAlive, startTicksToMs, type ProcessTable } from '../jobdir/proc.js';
+import { capLogs } from '../jobdir/logs.js';
+import { jobPath, readCancelRecord, readManifest, readSentinel, type Sentinel } from '../jobdir/jobdir.js';
 import { completeHandle, sameBoot, type LocalHandle } from './handle.js';
-import { missingOutputs } from './outputs.js';
+import { missingOutputs } from '../jobdir/outputs.js';
 
 export const VANISHED_REASON = 'process vanished without an exit code (killed with the machine?)';
 

@@ -5,7 +5,7 @@ import { dirname, isAbsolute } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { TendError, errorMessage } from '../../main/engine/errors.js';
-import { currentBootId, readProcStat, startTicksToMs } from './proc.js';
+import { currentBootId, readProcStat, startTicksToMs } from '../jobdir/proc.js';
 import {
   baseManifest,
   jobPath,
@@ -15,11 +15,11 @@ import {
   wasLaunched,
   writeSentinelIfAbsent,
   type Manifest,
-} from './jobdir.js';
+} from '../jobdir/jobdir.js';
 import { jobShell, localWrapperScript } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
-import { DEFAULT_LOG_CAP_BYTES } from './logs.js';
-import { checkRevision } from './revision.js';
+import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
+import { checkRevision } from '../jobdir/revision.js';
 import { inheritedEnv } from '../inherited-env.js';
 import type { LocalHandle } from './handle.js';
 

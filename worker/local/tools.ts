@@ -4,7 +4,7 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { TendError } from '../../main/engine/errors.js';
-import { processProvider } from './proc.js';
+import { processProvider } from '../jobdir/proc.js';
 import { wrapperScript } from './wrapper.js';
 
 const found = new Map<string, string | null>();

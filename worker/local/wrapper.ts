@@ -10,8 +10,8 @@
 // exec (argv + environ), never through this file. The file holds only the run dir, the working
 // directory and the paths of two tools.
 import { constants } from 'node:os';
-import type { ProviderName } from './proc.js';
-import { PS_ENV } from './proc-ps.js';
+import type { ProviderName } from '../jobdir/proc.js';
+import { PS_ENV } from '../jobdir/proc-ps.js';
 
 /** Quote a string for POSIX sh: 'it'\''s'. */
 export function shQuote(s: string): string {

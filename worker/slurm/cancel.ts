@@ -5,7 +5,7 @@
 // the job is over. cancel.json records the request, so fetch reports `cancelled (…)`.
 import { setTimeout as delay } from 'node:timers/promises';
 import { TendError } from '../../main/engine/errors.js';
-import { readCancelRecord, readSentinel, writeCancelRecord } from '../local/jobdir.js';
+import { readCancelRecord, readSentinel, writeCancelRecord } from '../jobdir/jobdir.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
 import type { SlurmHandle } from './handle.js';
 import { pick, squeueJobs } from './query.js';

@@ -15,7 +15,7 @@
 // (`*** JOB 12 CANCELLED DUE TO TIME LIMIT ***`).
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobPath, type Manifest } from '../local/jobdir.js';
+import { jobPath, type Manifest } from '../jobdir/jobdir.js';
 import { shQuote } from '../local/wrapper.js';
 
 export const SLURM_FILES = {

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
-import { readHeartbeat } from '../local/jobdir.js';
-import { followLog, tailLog, type FollowOptions, type Stream } from '../local/logs.js';
+import { readHeartbeat } from '../jobdir/jobdir.js';
+import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/logs.js';
 import { inheritedEnv } from '../inherited-env.js';
 import { cancelSlurmJob } from './cancel.js';
 import { execRunner, type SlurmRunner } from './commands.js';

@@ -39,7 +39,7 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
     if (!o.follow) return;
   }
   const [{ tailLog, followLog }, { maskText }, { maskFollowed }] = await Promise.all([
-    import('../../../worker/local/logs.js'),
+    import('../../../worker/jobdir/logs.js'),
     import('../../engine/mask.js'),
     import('../../engine/mask-stream.js'),
   ]);

@@ -4,7 +4,7 @@ import { decimalInt } from '../domain/schema.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { zodIssues } from '../domain/schema.js';
-import { followLog } from '../../../worker/local/logs.js';
+import { followLog } from '../../../worker/jobdir/logs.js';
 import type { Engine } from '../engine.js';
 import { invalid, notFound } from '../errors.js';
 import { secretsOf } from '../mask.js';

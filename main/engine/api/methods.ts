@@ -16,8 +16,8 @@ import { daemonStatus } from '../daemon/status.js';
 import { doctor } from '../daemon/doctor.js';
 import { nextRuns } from '../timing/next.js';
 import { parseRoutine } from '../domain/schema.js';
-import { readManifest } from '../../../worker/local/jobdir.js';
-import { tailLog } from '../../../worker/local/logs.js';
+import { readManifest } from '../../../worker/jobdir/jobdir.js';
+import { tailLog } from '../../../worker/jobdir/logs.js';
 import { maskText, secretsOf } from '../mask.js';
 import type { Channel } from './routes.js';
 

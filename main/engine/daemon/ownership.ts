@@ -2,7 +2,7 @@
 // `daemon.pid.lock` (created with O_EXCL); stale ownership (dead pid, or a live pid that is not
 // the process that wrote the file: PID reuse) is removed.
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { readProcStat } from '../../../worker/local/proc.js';
+import { readProcStat } from '../../../worker/jobdir/proc.js';
 import { paths } from '../datadir.js';
 import { TendError } from '../errors.js';
 

@@ -1,6 +1,6 @@
 // Read models behind the MCP tools: bounded, secrets masked, times in ISO 8601. Each takes the
 // store (read directly: SQLite in WAL mode lets another process read while the daemon writes).
-import { tailLog } from '../../../worker/local/logs.js';
+import { tailLog } from '../../../worker/jobdir/logs.js';
 import { dayBounds } from '../timing/day.js';
 import { expandRoutineId, localComputer } from '../domain/schema.js';
 import type { RunRow } from '../domain/types.js';

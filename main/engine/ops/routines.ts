@@ -1,6 +1,6 @@
 // Definitions: create, edit, remove, pause, resume, clear. Used by the CLI (no daemon needed),
 // the HTTP API and the desktop app alike. Validation happens before anything is stored.
-import { checkDependencies } from '../deps.js';
+import { checkDependencies } from '../graph/dependencies.js';
 import { parseRoutine, toInput, type NormalizeContext } from '../domain/schema.js';
 import type { RoutineDef, TriggerRow } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';

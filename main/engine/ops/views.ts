@@ -3,7 +3,7 @@ import { maskArgs, maskEnv } from '../mask.js';
 import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { dailyOrder } from '../deps.js';
+import { dailyOrder } from '../graph/daily-order.js';
 import { cycleDay, nextRuns } from '../timing/next.js';
 import { machineTimeZone } from '../timing/tz.js';
 

@@ -4,7 +4,7 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
 import type { Clock } from '../clock.js';
 import { TendError } from '../errors.js';
-import { COMMAND_TTL_MS } from '../store/pool.js';
+import { COMMAND_TTL_MS } from '../store/workers.js';
 import { workerOnline } from '../domain/online.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';

@@ -12,7 +12,7 @@ import { reportExternal } from '../ops/external.js';
 import { jobSpec } from '../scheduler/spec.js';
 import { moveJob } from '../scheduler/moves.js';
 import type { Engine } from '../engine.js';
-import type { RemoteReport } from '../store/pool.js';
+import type { RemoteReport } from '../store/workers.js';
 import { WORKER_OFFLINE_MS } from './pool-backend.js';
 
 const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;

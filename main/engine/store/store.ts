@@ -2,7 +2,7 @@ import { EventStore } from './events.js';
 import { HistoryStore } from './history.js';
 import { JobStore } from './jobs.js';
 import { LedgerStore } from './ledger.js';
-import { PoolStore } from './pool.js';
+import { PoolStore } from './workers.js';
 import { RoutineStore } from './routines.js';
 import { RunStore } from './runs.js';
 import { writeTx } from './busy.js';

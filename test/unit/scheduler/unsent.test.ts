@@ -3,7 +3,7 @@
 // worker is heard from, and then the same run is sent as a new command. Real store, real pool backend.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPoolBackend } from '../../../main/engine/pool/pool-backend.js';
-import { COMMAND_TTL_MS } from '../../../main/engine/store/pool.js';
+import { COMMAND_TTL_MS } from '../../../main/engine/store/workers.js';
 import { Fixture, HOUR, MIN, SEC, T0 } from '../../helpers/engine-fixture.js';
 
 const W = 'u@w1';

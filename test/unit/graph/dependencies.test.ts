@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Timing } from '../../main/engine/domain/types.js';
-import { checkDependencies, dailyOrder, defaultFirstRunAt, downstream, upstream, type DepRoutine } from '../../main/engine/deps.js';
+import type { Timing } from '../../../main/engine/domain/types.js';
+import { dailyOrder } from '../../../main/engine/graph/daily-order.js';
+import { checkDependencies, downstream, upstream, type DepRoutine } from '../../../main/engine/graph/dependencies.js';
+import { defaultFirstRunAt } from '../../../main/engine/timing/first-run.js';
 
 function r(id: string, dependencies: string[] = [], extra: Partial<DepRoutine> = {}): DepRoutine {
   return { id, schedule: 'main', kind: 'batch', dependencies, timing: null, tz: 'UTC', ...extra };

@@ -1,22 +1,21 @@
-// Dependencies between routines of the same schedule (seed 000): checking them, the daily run
-// order they imply, and impact (who is upstream/downstream of a routine). Pure functions over
-// definitions; linear in routines + dependencies (the order adds a log factor for its heap).
+// The dependency graph between routines of the same schedule (seed 000): checking it, and impact
+// (who is upstream/downstream of a routine). The daily run order it implies is in daily-order.ts.
+// Pure functions over definitions; linear in routines + dependencies.
 //
 // Direction: `a → b` always reads "a depends on b" (b must complete/be running first).
 // Edges count only between routines of the SAME schedule; a dependency naming an unknown routine,
 // or one in another schedule, is reported by checkDependencies() and ignored everywhere else.
 
-import type { RoutineDef } from './domain/types.js';
-import type { Issue } from './errors.js';
-import { cycleDay, localToUtc, nextRunAt } from './timing/next.js';
+import type { RoutineDef } from '../domain/types.js';
+import type { Issue } from '../errors.js';
 
 export type DepRoutine = Pick<RoutineDef, 'id' | 'schedule' | 'kind' | 'dependencies' | 'timing' | 'tz'>;
 
 const MAX_NAMES = 10;
 
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-interface Graph {
+export interface Graph {
   routines: readonly DepRoutine[];
   /** id → index of its first definition. */
   index: Map<string, number>;
@@ -24,7 +23,7 @@ interface Graph {
   out: number[][];
 }
 
-function buildGraph(routines: readonly DepRoutine[]): Graph {
+export function buildGraph(routines: readonly DepRoutine[]): Graph {
   const index = new Map<string, number>();
   routines.forEach((r, i) => {
     if (!index.has(r.id)) index.set(r.id, i);
@@ -42,7 +41,7 @@ function buildGraph(routines: readonly DepRoutine[]): Graph {
   return { routines, index, out };
 }
 
-function reverse(g: Graph): number[][] {
+export function reverse(g: Graph): number[][] {
   const inn: number[][] = g.routines.map(() => []);
   g.out.forEach((deps, i) => {
     for (const j of deps) inn[j]!.push(i);
@@ -194,148 +193,6 @@ export function checkDependencies(routines: readonly DepRoutine[]): Issue[] {
   cycles.sort((a, b) => a.start - b.start);
   for (const c of cycles) issues.push(c.issue);
   return issues;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Daily order
-
-export interface DailyEntry {
-  id: string;
-  /** First run instant of the day (epoch ms); null for realtime routines and for batch routines
-   * with no run that day (or whose timing the resolver does not know). */
-  firstRunAt: number | null;
-  /** True when the routine cannot be placed: it is on a dependency cycle (a self-dependency
-   * included) or depends, directly or not, on one. Blocked entries come last. */
-  blocked: boolean;
-}
-
-export interface DailyOrderOptions {
-  /**
-   * First run instant of `r` on `day`, or null when it does not run that day. The default knows
-   * `runtimes` (earliest HH:MM on that local day in `r.tz`) and `at` (when it falls on that local
-   * day); it returns null for `cron` and `every` — inject a resolver built on the timing module
-   * (e.g. the first `nextRunAt` after the day's local midnight) to place those.
-   */
-  firstRunAt?: (r: DepRoutine, day: string) => number | null;
-}
-
-/**
- * The daily run order of these routines on `day` (YYYY-MM-DD, read in each routine's own tz).
- *
- * Rule: a topological order in which every routine comes after all its (same-schedule, known)
- * dependencies; whenever several routines are free to come next, the smallest key goes first:
- *   1. realtime routines (alive from the start of the day),
- *   2. then batch routines by first run instant of the day, earliest first,
- *   3. then batch routines with no run that day,
- *   ties broken by id (code-unit order).
- * So a routine due at 06:00 that depends on one due at 07:00 is placed after it. Routines that
- * cannot be placed (cycles and everything downstream of them) follow, sorted by the same key,
- * with `blocked: true`. Every routine appears exactly once (duplicate ids: the first definition).
- */
-export function dailyOrder(routines: readonly DepRoutine[], day: string, options: DailyOrderOptions = {}): DailyEntry[] {
-  const resolve = options.firstRunAt ?? defaultFirstRunAt;
-  const g = buildGraph(routines);
-  const nodes = [...g.index.values()].sort((a, b) => a - b);
-  const at = new Map<number, number | null>();
-  for (const i of nodes) at.set(i, routines[i]!.kind === 'realtime' ? null : resolve(routines[i]!, day));
-  const rank = (i: number) => (routines[i]!.kind === 'realtime' ? 0 : at.get(i) === null ? 2 : 1);
-  const less = (a: number, b: number): boolean => {
-    const ra = rank(a);
-    const rb = rank(b);
-    if (ra !== rb) return ra < rb;
-    if (ra === 1) {
-      const ta = at.get(a)!;
-      const tb = at.get(b)!;
-      if (ta !== tb) return ta < tb;
-    }
-    return cmp(routines[a]!.id, routines[b]!.id) < 0;
-  };
-
-  const dependents = reverse(g);
-  const waiting = new Int32Array(routines.length);
-  const heap = new MinHeap<number>(less);
-  for (const i of nodes) {
-    waiting[i] = g.out[i]!.length;
-    if (waiting[i] === 0) heap.push(i);
-  }
-  const order: DailyEntry[] = [];
-  const placed = new Uint8Array(routines.length);
-  while (heap.size > 0) {
-    const i = heap.pop()!;
-    placed[i] = 1;
-    order.push({ id: routines[i]!.id, firstRunAt: at.get(i)!, blocked: false });
-    for (const d of dependents[i]!) if (--waiting[d]! === 0) heap.push(d);
-  }
-  const blocked = nodes.filter((i) => !placed[i]).sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
-  for (const i of blocked) order.push({ id: routines[i]!.id, firstRunAt: at.get(i)!, blocked: true });
-  return order;
-}
-
-class MinHeap<T> {
-  private items: T[] = [];
-  constructor(private readonly less: (a: T, b: T) => boolean) {}
-  get size(): number {
-    return this.items.length;
-  }
-  push(item: T): void {
-    const a = this.items;
-    a.push(item);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.less(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-  pop(): T | undefined {
-    const a = this.items;
-    if (a.length === 0) return undefined;
-    const top = a[0];
-    const last = a.pop()!;
-    if (a.length > 0) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
-
-/**
- * The default resolver of dailyOrder(): the routine's first run time on that local day, by the
- * same rules as the scheduler (timing/next.ts, DST included); null for `every` loops (no fixed
- * time), realtime routines, malformed timings or unknown zones.
- */
-export function defaultFirstRunAt(r: DepRoutine, day: string): number | null {
-  const t = r.timing;
-  const d = DAY.exec(day);
-  if (t === null || t.mode === 'every' || !d) return null;
-  if (t.mode === 'runtimes') {
-    // Stored definitions are validated; tolerate hand-made ones by skipping what is not HH:MM.
-    const ok = t.runtimes.filter((x) => HHMM.test(x));
-    if (ok.length === 0) return null;
-    if (ok.length !== t.runtimes.length) return defaultFirstRunAt({ ...r, timing: { mode: 'runtimes', runtimes: ok } }, day);
-  }
-  try {
-    const start = localToUtc({ year: Number(d[1]), month: Number(d[2]), day: Number(d[3]) }, r.tz);
-    const first = t.mode === 'at' ? Date.parse(t.at) : nextRunAt(t, start - 1, r.tz);
-    return first !== null && !Number.isNaN(first) && cycleDay(first, r.tz) === day ? first : null;
-  } catch {
-    return null;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
