@@ -75,7 +75,7 @@ describe('a fresh data dir', () => {
     const dir = join(box.dir, 'data');
     const d = await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '100' }).ready();
     const token = apiToken(dir);
-    await waitFor(() => d.stdout.includes(`/#token=${token}`), 10_000, 'the address on stdout');
+    await waitFor(() => d.stdout.includes(`/#token=${token}`), 30_000, 'the address on stdout');
     expect(logText(dir)).toContain('API at');
     expect(logText(dir)).not.toContain(token);
     expect(open(dir)).toEqual([]);
