@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Engine } from '../main/engine/engine.js';
+import type { Engine } from '../main/engine/engine.js';
+import { buildEngine } from '../main/engine/host/build-engine.js';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { median, round } from './stats.js';
 import { bareSpawnCleanProcess, daemonJobs, type DaemonRound } from './jobs-daemon.js';
@@ -51,7 +52,7 @@ export interface EngineRound {
 /** Jobs per second through the engine: all posted, then from the first pass to the last COMPLETED. */
 export async function engineJobs(total: number, parallel: number): Promise<EngineRound> {
   const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-jobs-'));
-  const engine = new Engine({ dataDir: dir, intervalMs: 1000, options: { maxParallel: parallel, killGraceMs: 1000 } });
+  const engine = buildEngine({ dataDir: dir, intervalMs: 1000, options: { maxParallel: parallel, killGraceMs: 1000 } });
   try {
     const now = Date.now();
     engine.store.tx(() => {

@@ -8,7 +8,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Engine } from '../main/engine/engine.js';
+import type { Engine } from '../main/engine/engine.js';
+import { buildEngine } from '../main/engine/host/build-engine.js';
 import { saveRoutine } from '../main/engine/ops/routines.js';
 import { median, percentile, round } from './stats.js';
 import { pm2Bin, startPm2, type Pm2 } from './pm2.js';
@@ -88,7 +89,7 @@ export async function benchRestart() {
     const viaPm2: number[] = [];
     const bin = pm2Bin();
     const pm2 = bin ? startPm2(bin) : null;
-    const host = new Engine({ dataDir: join(dir, 'data'), intervalMs: 1000, options: { computer: COMPUTER, killGraceMs: 1000 } });
+    const host = buildEngine({ dataDir: join(dir, 'data'), intervalMs: 1000, options: { computer: COMPUTER, killGraceMs: 1000 } });
     host.start();
     try {
       for (let i = 0; i < n; i++) {

@@ -15,7 +15,8 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Engine } from '../main/engine/engine.js';
+import type { Engine } from '../main/engine/engine.js';
+import { buildEngine } from '../main/engine/host/build-engine.js';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { median, round } from './stats.js';
 
@@ -88,7 +89,7 @@ async function quiet(): Promise<void> {
 
 /** Tend: an Engine passing every POLL_MS, JOBS batch jobs posted with backend slurm. */
 async function tend(dir: string): Promise<{ seconds: number; failed: number; passes: number }> {
-  const engine = new Engine({ dataDir: dir, intervalMs: POLL_MS, options: { maxParallel: JOBS + 10, batchSlots: JOBS + 10 } });
+  const engine = buildEngine({ dataDir: dir, intervalMs: POLL_MS, options: { maxParallel: JOBS + 10, batchSlots: JOBS + 10 } });
   let passes = 0;
   engine.bus.on('pass', () => passes++);
   try {

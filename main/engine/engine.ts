@@ -1,8 +1,7 @@
-// The engine as one object: store, backends, scheduler and its loop. The same code runs inside
-// the Electron main process, under `tend daemon run`, and in tests.
+// The engine as one object: store, scheduler and its loop, over the backends its host gives it
+// (host/backends.ts; this file imports none). The same code runs inside the Electron main
+// process, under `tend daemon run`, and in tests.
 import { randomBytes } from 'node:crypto';
-import { createLocalBackend } from '../../worker/local/local-backend.js';
-import { createSlurmBackend, type SlurmBackendOptions } from '../../worker/slurm/slurm-backend.js';
 import type { Backend } from './backend.js';
 import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
@@ -10,7 +9,6 @@ import { makePrivateDir } from './owner-only.js';
 import { localComputer } from './domain/schema.js';
 import { Loop } from './loop.js';
 import { Retention, type RetentionOptions } from './retention.js';
-import { createPoolBackend } from './pool/pool-backend.js';
 import { Wake } from './pool/wake.js';
 import type { NewEvent } from './store/events.js';
 import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from './ops/control.js';
@@ -18,20 +16,38 @@ import { DEFAULT_OPTIONS, type SchedulerOptions } from './scheduler/context.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { IntegrityChecks } from './store/integrity.js';
 import { Store } from './store/store.js';
-import { tendVersion } from './version.js';
+
+/** The parts of the engine a backend may call back into, handed to the host's backend factory. */
+export interface BackendHooks {
+  readonly dataDir: string;
+  readonly store: Store;
+  readonly clock: Clock;
+  /** TERM → KILL grace of the scheduler's options. */
+  readonly killGraceMs: number;
+  /** A waiter this process started has exited: its run can be settled now. */
+  exited(runId: string): void;
+  /** A command was queued for a worker host: answer its long poll at once. */
+  wakeWorker(computer: string): void;
+}
+
+/** The backends work runs on. */
+export interface Backends {
+  /** By name: `local`, `slurm`, test doubles. */
+  named: Map<string, Backend>;
+  /** A backend met for the first time (`pool:<computer>`: a worker host), or undefined. */
+  create?: (name: string) => Backend | undefined;
+}
 
 export interface EngineConfig {
   dataDir: string;
   clock?: Clock;
-  /** Extra or replacement backends (tests); `local` is created unless given. */
-  backends?: Map<string, Backend>;
+  /** Builds the backends, once the store is open (the host's choice: host/backends.ts). */
+  backends: (hooks: BackendHooks) => Backends;
   intervalMs?: number;
   options?: Partial<Omit<SchedulerOptions, 'dataDir'>>;
   store?: Store;
   /** History retention (the daemon and the app keep 30 days, TEND_KEEP_DAYS); unset keeps everything. */
   retention?: RetentionOptions;
-  /** Settings of the Slurm backend (tests: a counting runner, timeouts). */
-  slurm?: Partial<Omit<SlurmBackendOptions, 'dataDir' | 'tendVersion'>>;
 }
 
 export class Engine {
@@ -62,21 +78,19 @@ export class Engine {
       ...cfg.options,
       dataDir: cfg.dataDir,
     };
-    this.backends = new Map(cfg.backends ?? []);
-    if (!this.backends.has('local')) {
-      this.backends.set(
-        'local',
-        createLocalBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, onExit: (runId) => this.exited(runId) }),
-      );
-    }
-    // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
-    // Creating it runs no command: health() says whether Slurm is there when work asks for it.
-    if (!this.backends.has('slurm')) {
-      this.backends.set('slurm', createSlurmBackend({ dataDir: cfg.dataDir, tendVersion: tendVersion(), killGraceMs: opts.killGraceMs, ...cfg.slurm }));
-    }
-    this.scheduler = new Scheduler(this.store, this.clock, this.backends, opts);
-    this.scheduler.ctx.makeBackend = (name) =>
-      name.startsWith('pool:') ? createPoolBackend(name.slice('pool:'.length), this.store, this.clock, (c) => this.wake.commandsFor(c)) : undefined;
+    const backends = cfg.backends({
+      dataDir: cfg.dataDir,
+      store: this.store,
+      clock: this.clock,
+      killGraceMs: opts.killGraceMs,
+      exited: (runId) => this.exited(runId),
+      wakeWorker: (computer) => this.wake.commandsFor(computer),
+    });
+    this.backends = backends.named;
+    this.scheduler = new Scheduler(this.store, this.clock, this.backends, opts, {
+      makeBackend: backends.create,
+      onLaunched: () => this.loop.nudge(),
+    });
     // A job that becomes PENDING (or a pass that may have promoted some) answers waiting workers.
     this.scheduler.bus.on('event', (e) => {
       if (e.type === 'job:posted' || e.type === 'job:pending' || e.type === 'lease:released') this.wake.jobsAvailable();
@@ -87,7 +101,6 @@ export class Engine {
       this.wake.jobsAvailable();
       if (p.submitted > 0 && !opts.launchInBackground) this.loop.nudge();
     });
-    this.scheduler.ctx.onLaunched = () => this.loop.nudge();
     this.retention = new Retention(this.store, cfg.dataDir, this.clock, cfg.retention ?? { keepDays: null }, (e) => this.log(e));
     this.loop = new Loop({
       intervalMs: cfg.intervalMs ?? 1000,

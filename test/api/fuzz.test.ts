@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApi } from '../../main/engine/api/server.js';
-import { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 import { Daemon, killTracked, scratch, stopOwner, tendOk } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -195,7 +195,7 @@ let workerToken: string;
 beforeAll(async () => {
   // The route list, from the router itself (an in-process server on a scratch dir).
   const probe = scratch('tend-fuzz-probe-');
-  const engine = new Engine({ dataDir: probe.dir });
+  const engine = buildEngine({ dataDir: probe.dir });
   const server = await startApi(engine);
   routes = server.routes.filter((r) => !r.url.includes('*'));
   await server.close();

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApi, type ApiOptions, type ApiServer } from '../../main/engine/api/server.js';
-import { Engine } from '../../main/engine/engine.js';
+import type { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 
 export interface Reply {
   status: number;
@@ -105,7 +106,7 @@ export interface SandboxOptions extends ApiOptions {
 
 export async function apiSandbox(o: SandboxOptions = {}): Promise<ApiSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'tend-api-'));
-  const engine = new Engine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 } });
+  const engine = buildEngine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 } });
   let rendererDir: string | null = null;
   if (o.renderer) {
     rendererDir = join(dir, 'renderer');

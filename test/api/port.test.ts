@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApi } from '../../main/engine/api/server.js';
-import { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -14,7 +14,7 @@ afterEach(() => {
 });
 
 async function once(dataDir: string) {
-  const engine = new Engine({ dataDir });
+  const engine = buildEngine({ dataDir });
   const api = await startApi(engine, { rendererDir: null });
   const url = api.url;
   await api.close();

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallError, engineClient, httpClient, sseParser, toResult, type SseMessage } from '../../main/app/client.js';
 import { startApi, type ApiServer } from '../../main/engine/api/server.js';
-import { Engine } from '../../main/engine/engine.js';
+import type { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 import type { EventRow } from '../../main/engine/store/events.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -48,7 +49,7 @@ describe('clients over a real engine', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tend-client-'));
-    engine = new Engine({ dataDir: dir, intervalMs: 100 });
+    engine = buildEngine({ dataDir: dir, intervalMs: 100 });
     api = await startApi(engine);
     engine.start();
   });

@@ -7,7 +7,8 @@ import type { AppInfo } from '../../main/app/host.js';
 import { APP_CHANNELS, IPC_CHANNELS } from '../../main/app/ipc-channels.js';
 import { ipcTable, isTrustedUrl, senderAllowed, type IpcTable, type TrustedPage } from '../../main/app/ipc.js';
 import { ROUTES } from '../../main/engine/api/routes.js';
-import { Engine } from '../../main/engine/engine.js';
+import type { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 
 let dir: string;
 let engine: Engine;
@@ -17,7 +18,7 @@ const info: AppInfo = { mode: 'engine', dataDir: '/x', url: 'http://127.0.0.1:1'
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tend-ipc-'));
-  engine = new Engine({ dataDir: dir });
+  engine = buildEngine({ dataDir: dir });
   client = engineClient(engine);
   table = ipcTable({ client: () => client, info: () => info });
 });

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Backend } from '../../main/engine/backend.js';
 import { ManualClock } from '../../main/engine/clock.js';
 import type { RoutineDef, RunRow, TriggerRow } from '../../main/engine/domain/types.js';
 import type { ControlDeps } from '../../main/engine/ops/control.js';
@@ -28,6 +29,8 @@ export interface FixtureOptions {
   clock?: ManualClock;
   backend?: TestBackend;
   options?: Partial<SchedulerOptions>;
+  /** Backends met for the first time (e.g. a real pool backend over this fixture's store). */
+  makeBackend?: (name: string, fx: Fixture) => Backend | undefined;
 }
 
 export class Fixture {
@@ -42,7 +45,8 @@ export class Fixture {
     this.store = o.store ?? Store.open(o.db ?? ':memory:');
     this.backend = o.backend ?? new TestBackend('local', { clock: this.clock });
     this.opts = { ...DEFAULT_OPTIONS, computer: COMPUTER, owner: 'test-owner', dataDir: '/nonexistent/tend-test', ...o.options };
-    this.scheduler = new Scheduler(this.store, this.clock, new Map([['local', this.backend]]), this.opts);
+    const make = o.makeBackend;
+    this.scheduler = new Scheduler(this.store, this.clock, new Map([['local', this.backend]]), this.opts, make ? { makeBackend: (name) => make(name, this) } : {});
   }
 
   now(): number {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type ApiServer } from '../../main/engine/api/server.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
-import { Engine } from '../../main/engine/engine.js';
+import type { Engine } from '../../main/engine/engine.js';
+import { buildEngine } from '../../main/engine/host/build-engine.js';
 import { collectMetrics, PassStats, RUN_DURATION_BOUNDS } from '../../main/engine/metrics/collect.js';
 import { WORKER_OFFLINE_MS as WORKER_ONLINE_MS } from '../../main/engine/domain/online.js';
 import { escapeLabelValue, Exposition } from '../../main/engine/metrics/prom.js';
@@ -85,7 +86,7 @@ function assertWellFormed(text: string): void {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tend-metrics-'));
-  engine = new Engine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 } });
+  engine = buildEngine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 } });
   const now = Date.now();
   const define = (id: string, command: string, args: string[] = []) =>
     saveRoutine(engine.store, { id, command, args, at: '2099-01-01T00:00', tz: 'UTC', retry: 'none' }, { now, localComputer: HOST });

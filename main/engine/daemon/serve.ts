@@ -1,7 +1,8 @@
 // Owning a data dir, the same for `tend daemon run` and the desktop app: claim the pidfile, start
 // the engine, serve the API, write daemon.state.json each pass, deliver webhooks; stop in order.
 import { startApi, type ApiServer } from '../api/server.js';
-import { Engine, type EngineConfig } from '../engine.js';
+import type { Engine, EngineConfig } from '../engine.js';
+import { buildEngine } from '../host/build-engine.js';
 import { errorMessage } from '../errors.js';
 import { keepDaysFromEnv } from '../keep-days.js';
 import { tightenDataDir } from '../owner-only.js';
@@ -43,7 +44,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
   let engine: Engine;
   try {
     const keepDays = o.keepDays !== undefined ? o.keepDays : keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
-    engine = new Engine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays } });
+    engine = buildEngine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays } });
   } catch (err) {
     ownership.release();
     throw err;

@@ -35,6 +35,14 @@ export interface SchedulerOptions {
   launchInBackground?: boolean;
 }
 
+/** What the scheduler calls out to, given by whoever builds it (the Engine). */
+export interface SchedulerHooks {
+  /** Creates backends met for the first time (a worker pool backend per remote computer). */
+  makeBackend?: (name: string) => Backend | undefined;
+  /** Called once a background launch is recorded (the Engine nudges a pass). */
+  onLaunched?: () => void;
+}
+
 /** A launch in flight: claimed (its lease held), submitted, not yet recorded in the ledger. */
 export interface Launch {
   done: Promise<void>;
@@ -102,20 +110,20 @@ export class Ctx {
   readonly stopping = new Map<string, Promise<void>>();
   /** Launches in flight (`launchInBackground`), by `<queue>:<id>`: they hold slots. */
   readonly launching = new Map<string, Launch>();
-  /** Called once a background launch is recorded (the Engine nudges a pass). */
-  onLaunched: (() => void) | null = null;
+  readonly onLaunched: (() => void) | null;
+  private readonly makeBackend: ((name: string) => Backend | undefined) | null;
 
   constructor(
     readonly store: Store,
     readonly clock: Clock,
     readonly backends: Map<string, Backend>,
     readonly opts: SchedulerOptions,
+    hooks: SchedulerHooks = {},
   ) {
     this.bus.setMaxListeners(100);
+    this.onLaunched = hooks.onLaunched ?? null;
+    this.makeBackend = hooks.makeBackend ?? null;
   }
-
-  /** Creates backends met for the first time (a worker pool backend per remote computer). */
-  makeBackend: ((name: string) => Backend | undefined) | null = null;
 
   backend(name: string): Backend | undefined {
     let b = this.backends.get(name);

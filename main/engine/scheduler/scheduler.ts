@@ -6,7 +6,7 @@ import type { JobRow, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { check } from './check.js';
-import { Ctx, type PassReport, type SchedulerOptions } from './context.js';
+import { Ctx, type PassReport, type SchedulerHooks, type SchedulerOptions } from './context.js';
 import { fireDue } from './fire.js';
 import { moveJob } from './moves.js';
 import { promoteJobs } from './promote.js';
@@ -22,8 +22,8 @@ export class Scheduler {
   private micro: Promise<boolean> | null = null;
   private last: { wall: number; mono: number } | null = null;
 
-  constructor(store: Store, clock: Clock, backends: Map<string, Backend>, opts: SchedulerOptions) {
-    this.ctx = new Ctx(store, clock, backends, opts);
+  constructor(store: Store, clock: Clock, backends: Map<string, Backend>, opts: SchedulerOptions, hooks: SchedulerHooks = {}) {
+    this.ctx = new Ctx(store, clock, backends, opts, hooks);
   }
 
   get bus() {

@@ -11,9 +11,7 @@ let f: Fixture;
 afterEach(() => f?.close());
 
 function withPool(): Fixture {
-  const fx = new Fixture();
-  fx.scheduler.ctx.makeBackend = (name) => (name === `pool:${W}` ? createPoolBackend(W, fx.store, fx.clock, () => undefined) : undefined);
-  return fx;
+  return new Fixture({ makeBackend: (name, fx) => (name === `pool:${W}` ? createPoolBackend(W, fx.store, fx.clock, () => undefined) : undefined) });
 }
 
 const starts = () => f.store.pool.recentCommands().filter((c) => c.kind === 'start').reverse();

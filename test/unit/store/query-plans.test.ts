@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../main/engine/clock.js';
 import { doctor } from '../../../main/engine/daemon/doctor.js';
 import { daemonStatus } from '../../../main/engine/daemon/status.js';
-import { Engine } from '../../../main/engine/engine.js';
+import type { Engine } from '../../../main/engine/engine.js';
+import { buildEngine } from '../../../main/engine/host/build-engine.js';
 import { makeMethods } from '../../../main/engine/api/methods.js';
 import { failures, jobs as mcpJobs, routineDetail, routines as mcpRoutines, runsOfDay, workers as mcpWorkers } from '../../../main/engine/mcp/read.js';
 import { whatIsWaiting } from '../../../main/engine/mcp/waiting.js';
@@ -59,7 +60,7 @@ beforeAll(async () => {
   store = new Store(db);
   const clock = new ManualClock(T0);
   const backend = new TestBackend('local', { clock });
-  engine = new Engine({ dataDir: dir, clock, store, backends: new Map([['local', backend]]), options: { computer: COMPUTER, launchInBackground: false }, retention: { keepDays: 1 } });
+  engine = buildEngine({ dataDir: dir, clock, store, replace: new Map([['local', backend]]), options: { computer: COMPUTER, launchInBackground: false }, retention: { keepDays: 1 } });
   const m = makeMethods(engine);
   const call = async (fn: () => unknown) => {
     try {

@@ -1,0 +1,38 @@
+// The backends a Tend host runs work on: this machine's processes (local), its Slurm cluster, and
+// one worker-pool backend per other computer, created when work for it is first met. The engine
+// declares the port (backend.ts) and imports none of these; the host hands them in.
+import { createLocalBackend, type LocalBackendOptions } from '../../../worker/local/local-backend.js';
+import { createSlurmBackend, type SlurmBackendOptions } from '../../../worker/slurm/slurm-backend.js';
+import type { Backend } from '../backend.js';
+import type { BackendHooks, Backends } from '../engine.js';
+import { createPoolBackend } from '../pool/pool-backend.js';
+import { tendVersion } from '../version.js';
+
+export interface StandardBackendOptions {
+  /** Backends used instead of (or beside) the standard ones, by name (tests: a test double as `local`). */
+  replace?: Map<string, Backend>;
+  /** Settings of the local backend (tests: start timeouts). */
+  local?: Partial<Omit<LocalBackendOptions, 'dataDir' | 'tendVersion' | 'onExit'>>;
+  /** Settings of the Slurm backend (tests: a counting runner, timeouts). */
+  slurm?: Partial<Omit<SlurmBackendOptions, 'dataDir' | 'tendVersion'>>;
+}
+
+/** A backend factory for `new Engine({ backends })`. */
+export function standardBackends(o: StandardBackendOptions = {}): (hooks: BackendHooks) => Backends {
+  return (h) => {
+    const named = new Map(o.replace ?? []);
+    if (!named.has('local')) {
+      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, ...o.local }));
+    }
+    // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
+    // Creating it runs no command: health() says whether Slurm is there when work asks for it.
+    if (!named.has('slurm')) {
+      named.set('slurm', createSlurmBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, ...o.slurm }));
+    }
+    const POOL = 'pool:';
+    return {
+      named,
+      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker) : undefined),
+    };
+  };
+}
