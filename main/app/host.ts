@@ -5,7 +5,7 @@
 import { readApiFile } from '../engine/api/auth.js';
 import { isLiveOwner, readPidRecord, type PidRecord } from '../engine/daemon/ownership.js';
 import { nudgeDaemon } from '../engine/daemon/nudge.js';
-import { serve } from '../engine/daemon/serve.js';
+import { startEngineHost } from '../engine/host/engine-host.js';
 import { TendError, errorMessage } from '../engine/errors.js';
 import { tendVersion } from '../engine/version.js';
 import { engineClient, httpClient, type TendClient } from './client.js';
@@ -63,7 +63,7 @@ export async function startHost(o: HostOptions): Promise<Host> {
 
 async function own(o: HostOptions): Promise<Host> {
   const log = o.log ?? (() => undefined);
-  const served = await serve({
+  const served = await startEngineHost({
     dataDir: o.dataDir,
     intervalMs: o.intervalMs ?? 1000,
     kind: 'app',

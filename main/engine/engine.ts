@@ -160,18 +160,40 @@ export class Engine {
     this.loop.nudge();
   }
 
-  /** No pass starts after; launches in flight are recorded in the ledger before this resolves. */
+  /**
+   * No pass starts after; before this resolves, launches in flight are recorded in the ledger,
+   * settles of exited waiters are done, and cancels in flight (the pass's and the one-click
+   * operations') have seen their process gone.
+   */
   async stop(): Promise<void> {
     this.integrity.stop();
     await this.loop.stop();
     await this.scheduler.quiesce();
     await Promise.allSettled([...this.scheduler.ctx.launching.values()].map((l) => l.done));
+    await this.inFlightDone();
   }
 
+  /** Stop, then close the store. */
   async close(): Promise<void> {
     await this.stop();
-    await Promise.allSettled(this.scheduler.ctx.stopping.values());
     this.store.close();
+  }
+
+  /** Cancels of the pass and operations (stop, restart, cancel) in flight; waits for any started meanwhile too. */
+  private async inFlightDone(): Promise<void> {
+    while (this.scheduler.ctx.stopping.size > 0 || this.operations.size > 0) {
+      await Promise.allSettled([...this.scheduler.ctx.stopping.values(), ...this.operations]);
+    }
+  }
+
+  private readonly operations = new Set<Promise<unknown>>();
+
+  /** An operation that stops processes: the stop order waits for it. */
+  private tracked<T>(p: Promise<T>): Promise<T> {
+    this.operations.add(p);
+    const done = () => void this.operations.delete(p);
+    p.then(done, done);
+    return p;
   }
 
   runNow(id: string) {
@@ -179,14 +201,14 @@ export class Engine {
   }
 
   stopRoutine(id: string) {
-    return stopRoutine(this.control, id);
+    return this.tracked(stopRoutine(this.control, id));
   }
 
   restart(id: string) {
-    return restartRoutine(this.control, id);
+    return this.tracked(restartRoutine(this.control, id));
   }
 
   cancelJob(id: number) {
-    return cancelJob(this.control, id);
+    return this.tracked(cancelJob(this.control, id));
   }
 }

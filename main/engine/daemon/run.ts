@@ -1,13 +1,13 @@
 // `tend daemon run`: own the data dir, serve the API, run the pass every TEND_DAEMON_INTERVAL_MS,
-// write daemon.state.json each pass, stop cleanly within a slice of a second on SIGINT/SIGTERM/SIGHUP,
+// write daemon.state.json each pass, stop cleanly on SIGINT/SIGTERM/SIGHUP (within a slice of a second, or once a cancel in flight is done),
 // pass at once on SIGUSR2 (all four answered from before the data dir is claimed).
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openAddress } from '../api/auth.js';
 import { paths } from '../datadir.js';
+import { startEngineHost, type EngineHost } from '../host/engine-host.js';
 import { RotatingLog } from './log.js';
-import { serve, type Served } from './serve.js';
 import { installOwnerSignals } from './signals.js';
 
 export interface RunOptions {
@@ -44,9 +44,9 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   const signals = installOwnerSignals();
   let onLost!: (why: string) => void;
   const lost = new Promise<string>((r) => (onLost = r));
-  let served: Served;
+  let served: EngineHost;
   try {
-    served = await serve({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal, onLost });
+    served = await startEngineHost({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal, onLost });
   } catch (err) {
     signals.dispose();
     log(`tend daemon: ${(err as Error).message}`);

@@ -1,4 +1,4 @@
-// The engine as the desktop app hosts it (main/app/host.ts → main/engine/daemon/serve.ts), in a
+// The engine as the desktop app hosts it (main/app/host.ts → main/engine/host/engine-host.ts), in a
 // process made to look like Electron (look-like-electron.mjs): start, run a batch job and a
 // realtime routine through the app's client, report what happened as JSON lines on stdout.
 //   node --import ./look-like-electron.mjs run-host.mjs DATA_DIR

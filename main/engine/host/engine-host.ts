@@ -1,25 +1,28 @@
-// Owning a data dir, the same for `tend daemon run` and the desktop app: claim the pidfile, start
-// the engine, serve the API, write daemon.state.json each pass, deliver webhooks; stop in order.
+// The owner of a data dir, the same for `tend daemon run` and the desktop app: claim the pidfile,
+// build the engine with its backends, serve the API, write daemon.state.json each pass, deliver
+// webhooks; and stop in order (stopOrder below).
 import { startApi, type ApiServer } from '../api/server.js';
+import { dataDirChange, dataDirIdentity } from '../daemon/data-dir-watch.js';
+import { claimOwnership, type Ownership } from '../daemon/ownership.js';
+import { writeState, type DaemonState } from '../daemon/state.js';
+import { throttle } from '../daemon/throttle.js';
 import type { Engine, EngineConfig } from '../engine.js';
-import { buildEngine } from '../host/build-engine.js';
 import { errorMessage } from '../errors.js';
 import { keepDaysFromEnv } from '../keep-days.js';
 import { tightenDataDir } from '../owner-only.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
-import { dataDirChange, dataDirIdentity } from './data-dir-watch.js';
-import { claimOwnership, type Ownership } from './ownership.js';
-import { writeState, type DaemonState } from './state.js';
-import { throttle } from './throttle.js';
+import { buildEngine, type BuildEngineConfig } from './build-engine.js';
 
-export interface ServeOptions {
+export interface EngineHostOptions {
   dataDir: string;
   intervalMs: number;
   kind: 'daemon' | 'app';
   api: boolean;
   rendererDir: string | null;
   options?: EngineConfig['options'];
+  /** Backends used instead of the standard ones, by name (tests: a test double). */
+  backends?: BuildEngineConfig['replace'];
   /** Days of finished history kept; default TEND_KEEP_DAYS, else 30; null keeps everything. */
   keepDays?: number | null;
   log: (line: string) => void;
@@ -29,22 +32,23 @@ export interface ServeOptions {
   onLost?: (why: string) => void;
 }
 
-export interface Served {
+export interface EngineHost {
   engine: Engine;
   api: ApiServer | null;
   ownership: Ownership;
+  /** Stop in order (stopOrder); resolves once the data dir is released. The same promise when called again. */
   stop(): Promise<void>;
 }
 
 /** Throws (having released what it took) when the data dir is owned or the store is refused. */
-export async function serve(o: ServeOptions): Promise<Served> {
+export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost> {
   const tightened = tightenDataDir(o.dataDir);
   if (tightened.length) o.log(`made owner-only (other users could read or write them): ${tightened.join(', ')}`);
   const ownership = claimOwnership(o.dataDir, o.kind);
   let engine: Engine;
   try {
     const keepDays = o.keepDays !== undefined ? o.keepDays : keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
-    engine = buildEngine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays } });
+    engine = buildEngine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays }, replace: o.backends });
   } catch (err) {
     ownership.release();
     throw err;
@@ -110,17 +114,26 @@ export async function serve(o: ServeOptions): Promise<Served> {
     api,
     ownership,
     stop() {
-      stopping ??= (async () => {
-        await api?.close().catch(() => undefined);
-        await webhooks.stop();
-        await engine.stop();
-        saveSoon.cancel();
-        engine.store.close();
-        ownership.release();
-      })();
+      stopping ??= stopOrder({ engine, api, webhooks, ownership, last: () => saveSoon.cancel() });
       return stopping;
     },
   };
+}
+
+/**
+ * The stop order. The loop first, so nothing new is launched or stopped; then what is in flight
+ * (launches being recorded, settles of exited waiters, cancels between TERM and KILL — a process
+ * left mid-cancel would run on with its run already ended, supervised by nobody); then the API
+ * and webhook delivery (requests still answered meanwhile; closing waits for those in flight,
+ * which may have started cancels of their own); the store last, then the claim on the data dir.
+ */
+async function stopOrder(p: { engine: Engine; api: ApiServer | null; webhooks: { stop(): Promise<void> }; ownership: Ownership; last: () => void }): Promise<void> {
+  await p.engine.stop();
+  await p.api?.close().catch(() => undefined);
+  await p.webhooks.stop();
+  p.last();
+  await p.engine.close();
+  p.ownership.release();
 }
 
 /**
