@@ -1,7 +1,9 @@
 // The engine as the app sees it, wherever it runs: in this process (the app owns the data dir) or
 // in a headless daemon reached over its HTTP API (the app attached to it). IPC handlers, the tray
 // and notifications talk to a TendClient and never know which.
-import { EXTRA_ROUTES, buildRequest, type Channel } from '../engine/api/routes.js';
+import { ApiError } from '../../contract/api-error.js';
+import { createApi } from '../../contract/api-client.js';
+import { EXTRA_ROUTES, type Channel } from '../engine/api/routes.js';
 import { dispatch, makeMethods } from '../engine/api/methods.js';
 import type { Engine } from '../engine/engine.js';
 import type { PassReport } from '../engine/scheduler/context.js';
@@ -10,23 +12,11 @@ import { TendError, errorMessage, type Issue } from '../engine/errors.js';
 
 export interface TendClient {
   readonly kind: 'engine' | 'attached';
-  /** Call a contract channel. Throws CallError (or TendError) when the call fails. */
+  /** Call a contract channel. Throws ApiError (or TendError) when the call fails. */
   call(channel: Channel, args: unknown): Promise<unknown>;
   /** Engine events and passes as they happen; returns unsubscribe. */
   subscribe(h: { event?: (e: EventRow) => void; pass?: (p: PassReport) => void }): () => void;
   close(): void;
-}
-
-/** A failed call, keeping the code and issues the other side gave. */
-export class CallError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly issues: Issue[] = [],
-  ) {
-    super(message);
-    this.name = 'CallError';
-  }
 }
 
 export interface ResultError {
@@ -38,7 +28,7 @@ export type CallResult = { ok: true; value: unknown } | { ok: false; error: Resu
 
 /** Errors as values: what crosses IPC (Electron mangles thrown errors). */
 export function toResult(err: unknown): { ok: false; error: ResultError } {
-  if (err instanceof TendError || err instanceof CallError) {
+  if (err instanceof TendError || err instanceof ApiError) {
     return { ok: false, error: err.issues.length ? { code: err.code, message: err.message, issues: err.issues } : { code: err.code, message: err.message } };
   }
   return { ok: false, error: { code: 'INTERNAL', message: errorMessage(err) } };
@@ -128,39 +118,16 @@ export interface HttpClientOptions {
   onConnection?: (up: boolean, why?: string) => void;
 }
 
+/** Attached: the engine of a headless daemon, through the API's one client (contract/api-client.ts). */
 export function httpClient(o: HttpClientOptions): TendClient {
-  const doFetch = o.fetch ?? globalThis.fetch.bind(globalThis);
-  const base = o.url.replace(/\/+$/, '');
-  const auth = { authorization: `Bearer ${o.token}` };
+  const api = createApi({ base: o.url, token: o.token, fetch: o.fetch, timeoutMs: o.timeoutMs ?? 30_000 });
   const eventSubs = new Set<(e: EventRow) => void>();
   const passSubs = new Set<(p: PassReport) => void>();
   let stream: AbortController | null = null;
   let started = false;
   let closed = false;
 
-  async function call(channel: Channel, args: unknown): Promise<unknown> {
-    const req = buildRequest(channel, (args ?? {}) as Record<string, unknown>);
-    let res: Response;
-    try {
-      res = await doFetch(base + req.url, {
-        method: req.method,
-        headers: req.body !== undefined ? { ...auth, 'content-type': 'application/json' } : auth,
-        body: req.body !== undefined ? JSON.stringify(req.body) : undefined,
-        signal: AbortSignal.timeout(o.timeoutMs ?? 30_000),
-      });
-    } catch (err) {
-      throw new CallError('UNAVAILABLE', `cannot reach the daemon at ${base}: ${errorMessage(err)}`);
-    }
-    let body: CallResult;
-    try {
-      body = (await res.json()) as CallResult;
-    } catch {
-      throw new CallError('INTERNAL', `unexpected answer from the daemon (HTTP ${res.status})`);
-    }
-    if (body && body.ok === true) return body.value;
-    const e = body && body.ok === false ? body.error : { code: 'INTERNAL', message: `HTTP ${res.status}` };
-    throw new CallError(e.code, e.message, e.issues ?? []);
-  }
+  const call = (channel: Channel, args: unknown): Promise<unknown> => api.call(channel, args as never);
 
   async function streamEvents(): Promise<void> {
     // Start from the newest event, so that a reconnect replays exactly what was missed.
@@ -177,11 +144,11 @@ export function httpClient(o: HttpClientOptions): TendClient {
       let why = 'the event stream ended';
       try {
         const q = lastId !== null ? `?after=${lastId}` : '';
-        const res = await doFetch(`${base}${EXTRA_ROUTES.events.path}${q}`, { headers: { ...auth, accept: 'text/event-stream' }, signal: stream.signal });
-        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-        o.onConnection?.(true);
-        backoff = 250;
-        const parser = sseParser((m) => {
+        const onOpen = () => {
+          o.onConnection?.(true);
+          backoff = 250;
+        };
+        await api.stream(`${EXTRA_ROUTES.events.path}${q}`, (m) => {
           if (m.event === 'event') {
             const e = JSON.parse(m.data) as EventRow;
             lastId = e.id;
@@ -190,9 +157,7 @@ export function httpClient(o: HttpClientOptions): TendClient {
             const p = JSON.parse(m.data) as PassReport;
             for (const cb of passSubs) cb(p);
           }
-        });
-        const decoder = new TextDecoder();
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+        }, { signal: stream.signal, onOpen });
       } catch (err) {
         why = errorMessage(err);
       }
@@ -221,47 +186,6 @@ export function httpClient(o: HttpClientOptions): TendClient {
     close() {
       closed = true;
       stream?.abort();
-    },
-  };
-}
-
-export interface SseMessage {
-  event: string;
-  data: string;
-  id: string | null;
-}
-
-/** Incremental text/event-stream parser: push text as it arrives, messages come out. */
-export function sseParser(onMessage: (m: SseMessage) => void): { push(text: string): void } {
-  let buf = '';
-  let event = '';
-  let data: string[] = [];
-  let id: string | null = null;
-  return {
-    push(text: string) {
-      buf += text;
-      for (;;) {
-        const m = /\r\n|\r|\n/.exec(buf);
-        if (!m) return;
-        // A lone \r at the end may be the first half of \r\n: wait for more.
-        if (m[0] === '\r' && m.index === buf.length - 1) return;
-        const line = buf.slice(0, m.index);
-        buf = buf.slice(m.index + m[0].length);
-        if (line === '') {
-          if (data.length) onMessage({ event: event || 'message', data: data.join('\n'), id });
-          event = '';
-          data = [];
-          continue;
-        }
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? '' : line.slice(colon + 1);
-        if (value.startsWith(' ')) value = value.slice(1);
-        if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
-        else if (field === 'id') id = value;
-      }
     },
   };
 }

@@ -1,43 +1,21 @@
 // The app's two ways to the engine: in-process (dispatch + bus) and attached (HTTP API + SSE),
-// here against a real API server over a real engine.
+// here against a real API server over a real engine. The SSE parser's own tests: test/contract/sse.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallError, engineClient, httpClient, sseParser, toResult, type SseMessage } from '../../main/app/client.js';
+import { ApiError } from '../../contract/api-error.js';
+import { engineClient, httpClient, toResult } from '../../main/app/client.js';
 import { startApi, type ApiServer } from '../../main/engine/api/server.js';
 import type { Engine } from '../../main/engine/engine.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
 import type { EventRow } from '../../main/engine/store/events.js';
 import { waitFor } from '../helpers/wait.js';
 
-describe('sseParser', () => {
-  it('parses messages split anywhere, with CRLF, comments, ids and multi-line data', () => {
-    const got: SseMessage[] = [];
-    const p = sseParser((m) => got.push(m));
-    const text = ': connected\n\nid: 7\nevent: event\ndata: {"a":1}\n\nevent: pass\r\ndata: line1\r\ndata: line2\r\n\r\ndata:no-space\n\n';
-    for (let i = 0; i < text.length; i += 3) p.push(text.slice(i, i + 3));
-    expect(got).toEqual([
-      { event: 'event', data: '{"a":1}', id: '7' },
-      { event: 'pass', data: 'line1\nline2', id: '7' },
-      { event: 'message', data: 'no-space', id: '7' },
-    ]);
-  });
-
-  it('keeps a message without its blank line until the blank line comes', () => {
-    const got: SseMessage[] = [];
-    const p = sseParser((m) => got.push(m));
-    p.push('event: x\ndata: 1\n');
-    expect(got).toEqual([]);
-    p.push('\n');
-    expect(got).toHaveLength(1);
-  });
-});
-
 describe('toResult', () => {
   it('keeps the code and issues of engine and remote errors, and calls anything else INTERNAL', () => {
-    expect(toResult(new CallError('UNAUTHORIZED', 'no'))).toEqual({ ok: false, error: { code: 'UNAUTHORIZED', message: 'no' } });
-    expect(toResult(new CallError('INVALID', 'bad', [{ path: 'id', message: 'bad' }]))).toEqual({ ok: false, error: { code: 'INVALID', message: 'bad', issues: [{ path: 'id', message: 'bad' }] } });
+    expect(toResult(new ApiError('UNAUTHORIZED', 'no'))).toEqual({ ok: false, error: { code: 'UNAUTHORIZED', message: 'no' } });
+    expect(toResult(new ApiError('INVALID', 'bad', [{ path: 'id', message: 'bad' }]))).toEqual({ ok: false, error: { code: 'INVALID', message: 'bad', issues: [{ path: 'id', message: 'bad' }] } });
     expect(toResult(new TypeError('boom'))).toEqual({ ok: false, error: { code: 'INTERNAL', message: 'boom' } });
   });
 });
@@ -78,12 +56,12 @@ describe('clients over a real engine', () => {
 
   it('the attached client throws the API error with its code and issues', async () => {
     const remote = httpClient({ url: api.url, token: api.token });
-    await expect(remote.call('routines.show', { id: 'me@host:missing' })).rejects.toMatchObject({ name: 'CallError', code: 'NOT_FOUND', message: 'routine me@host:missing not found' });
+    await expect(remote.call('routines.show', { id: 'me@host:missing' })).rejects.toMatchObject({ name: 'ApiError', code: 'NOT_FOUND', status: 404, message: 'routine me@host:missing not found' });
     await expect(remote.call('jobs.show', { id: 0 })).rejects.toMatchObject({ code: 'INVALID', issues: [{ path: 'id' }] });
     const wrong = httpClient({ url: api.url, token: 'wrong' });
     await expect(wrong.call('routines.list', {})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
     const nowhere = httpClient({ url: 'http://127.0.0.1:9', token: 'x', timeoutMs: 2000 });
-    await expect(nowhere.call('routines.list', {})).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('cannot reach the daemon at http://127.0.0.1:9') });
+    await expect(nowhere.call('routines.list', {})).rejects.toMatchObject({ code: 'NETWORK', status: null, message: expect.stringContaining('no answer from http://127.0.0.1:9 (bad port)') });
   });
 
   it('both clients hear engine events and passes', async () => {

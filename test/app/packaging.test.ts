@@ -77,7 +77,7 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     mkdirSync(join(proj, 'dist'), { recursive: true });
     for (const f of ['package.json', 'electron-builder.yml', 'build', 'resources', 'launcher']) cpSync(join(REPO, f), join(proj, f), { recursive: true });
     // dist/preload as `npm run build` leaves it (tsc's per-file output), then the bundle over it.
-    for (const d of ['main', 'worker', 'preload']) if (existsSync(join(REPO, 'dist', d))) cpSync(join(REPO, 'dist', d), join(proj, 'dist', d), { recursive: true });
+    for (const d of ['main', 'contract', 'worker', 'preload']) if (existsSync(join(REPO, 'dist', d))) cpSync(join(REPO, 'dist', d), join(proj, 'dist', d), { recursive: true });
     const pre = spawnSync(process.execPath, [join(REPO, 'scripts', 'build-preload.mjs'), '--out', join(proj, 'dist', 'preload')], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
     if (pre.status !== 0) throw new Error(`build-preload failed: ${pre.stderr}`);
     if (existsSync(join(REPO, 'dist', 'renderer', 'index.html'))) {
@@ -124,7 +124,7 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     expect(existsSync(join(app, 'resources', 'app.asar.unpacked'))).toBe(true);
   });
 
-  it('the asar holds main, worker, preload, renderer and the icons, and no source maps', () => {
+  it('the asar holds main, the contract client, worker, preload, renderer and the icons, and no source maps', () => {
     const asar = readAsar(join(out, 'linux-unpacked', 'resources', 'app.asar'));
     for (const f of [
       'package.json',
@@ -132,6 +132,7 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
       'dist/main/app/shell.js',
       'dist/main/engine/engine.js',
       'dist/main/engine/api/server.js',
+      'dist/contract/api-client.js',
       'dist/worker/local/local-backend.js',
       'dist/preload/preload.cjs',
       'dist/renderer/index.html',

@@ -1,9 +1,12 @@
 // Browser mode: the contract over the daemon's HTTP API, pushed events over server-sent events
-// read with fetch streaming (so the bearer token travels in a header, never in a URL).
-import { buildRequest, EXTRA_ROUTES } from '../../../main/engine/api/routes.js';
+// read with fetch streaming (so the bearer token travels in a header, never in a URL). Requests,
+// errors and streams are the API's one client (contract/api-client.ts); this adds the page's
+// connection state and reconnects.
+import { createApi } from '../../../contract/api-client.js';
+import { ApiError } from '../../../contract/api-error.js';
+import { EXTRA_ROUTES } from '../../../main/engine/api/routes.js';
 import type { Args, Channel, Push, PushName, Result, Ret } from '../../../preload/contract.js';
-import { Emitter, transportError, type ApiClient, type ConnectionState, type FollowHandlers, type LogStream } from './client.js';
-import { readSse } from './sse.js';
+import { Emitter, type ApiClient, type ConnectionState, type FollowHandlers, type LogStream } from './client.js';
 
 export interface HttpOptions {
   /** Origin of the daemon ('' = this page's origin). */
@@ -15,7 +18,6 @@ export interface HttpOptions {
 }
 
 export function createHttpClient(o: HttpOptions): ApiClient {
-  const doFetch = o.fetch ?? globalThis.fetch.bind(globalThis);
   const push = new Emitter<Push>();
   const conn = new Emitter<{ state: ConnectionState }>();
   let state: ConnectionState = 'connecting';
@@ -24,10 +26,7 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   let token = o.token;
   let streaming = false;
   const streamAbort = new AbortController();
-  const headers = (json: boolean): Record<string, string> => ({
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-    ...(json ? { 'content-type': 'application/json' } : {}),
-  });
+  const api = createApi({ base: o.base, token: () => token, fetch: o.fetch });
   const setState = (s: ConnectionState) => {
     if (s === state) return;
     state = s;
@@ -35,19 +34,9 @@ export function createHttpClient(o: HttpOptions): ApiClient {
   };
 
   async function call<C extends Channel>(channel: C, args: Args<C>): Promise<Result<Ret<C>>> {
-    const req = buildRequest(channel, (args ?? {}) as Record<string, unknown>);
-    let res: Response;
-    try {
-      res = await doFetch(o.base + req.url, { method: req.method, headers: headers(req.body !== undefined), body: req.body !== undefined ? JSON.stringify(req.body) : undefined });
-    } catch (err) {
-      return transportError('NETWORK', `cannot reach the daemon: ${(err as Error).message}`);
-    }
-    if (res.status === 401) setState('unauthorized');
-    try {
-      return (await res.json()) as Result<Ret<C>>;
-    } catch {
-      return transportError('INTERNAL', `unexpected answer from the daemon (HTTP ${res.status})`);
-    }
+    const r = await api.result(channel, args);
+    if (!r.ok && r.error.code === 'UNAUTHORIZED') setState('unauthorized');
+    return r;
   }
 
   async function streamEvents(): Promise<void> {
@@ -56,16 +45,12 @@ export function createHttpClient(o: HttpOptions): ApiClient {
     while (!closed) {
       try {
         const q = lastId !== null ? `?after=${lastId}` : '';
-        const res = await doFetch(`${o.base}${EXTRA_ROUTES.events.path}${q}`, { headers: { ...headers(false), accept: 'text/event-stream' }, signal: streamAbort.signal });
-        if (res.status === 401) {
-          setState('unauthorized');
-          return;
-        }
-        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-        setState('live');
-        backoff = first;
-        await readSse(
-          res.body,
+        const onOpen = () => {
+          setState('live');
+          backoff = first;
+        };
+        await api.stream(
+          `${EXTRA_ROUTES.events.path}${q}`,
           (m) => {
             if (m.event === 'event') {
               const e = JSON.parse(m.data) as Push['event'];
@@ -75,10 +60,14 @@ export function createHttpClient(o: HttpOptions): ApiClient {
               push.emit('pass', JSON.parse(m.data) as Push['pass']);
             }
           },
-          streamAbort.signal,
+          { signal: streamAbort.signal, onOpen },
         );
-      } catch {
-        // fall through to reconnect
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'UNAUTHORIZED') {
+          setState('unauthorized');
+          return;
+        }
+        // anything else: reconnect
       }
       if (closed) return;
       setState('offline');
@@ -98,27 +87,19 @@ export function createHttpClient(o: HttpOptions): ApiClient {
     const path = EXTRA_ROUTES.follow.path.replace(':id', encodeURIComponent(runId));
     void (async () => {
       try {
-        const res = await doFetch(`${o.base}${path}?stream=${stream}&tailBytes=65536`, { headers: { ...headers(false), accept: 'text/event-stream' }, signal: abort.signal });
-        if (!res.ok || !res.body) {
-          let message = `HTTP ${res.status}`;
-          try {
-            message = ((await res.json()) as Result<never> & { ok: false }).error.message;
-          } catch {
-            /* not JSON */
-          }
-          return end(message);
-        }
-        await readSse(
-          res.body,
+        await api.stream(
+          `${path}?stream=${stream}&tailBytes=65536`,
           (m) => {
             if (m.event === 'chunk') h.chunk(JSON.parse(m.data) as string);
             else if (m.event === 'end') end((JSON.parse(m.data) as { reason?: string }).reason ?? 'finished');
           },
-          abort.signal,
+          { signal: abort.signal },
         );
         end('disconnected');
       } catch (err) {
-        if (!abort.signal.aborted) end(`disconnected: ${(err as Error).message}`);
+        if (abort.signal.aborted) return;
+        // Refused (a run that does not exist …): the server's message; dropped: say so.
+        end(err instanceof ApiError && err.status !== null ? err.message : `disconnected: ${(err as Error).message}`);
       }
     })();
     return () => {

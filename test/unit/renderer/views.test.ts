@@ -3,7 +3,6 @@
 // the SSE parser and the IPC log follower.
 import { describe, expect, it } from 'vitest';
 import type { JobRow, RoutineDef } from '../../../preload/contract.js';
-import { sseParser, type SseMessage } from '../../../renderer/src/api/sse.js';
 import { appendedText } from '../../../renderer/src/api/ipc.js';
 import { changesFrom, fieldOf, formFromDef, inputFromForm, issuesByField, timingOf } from '../../../renderer/src/store/editor.js';
 import { layerJobs } from '../../../renderer/src/store/graph.js';
@@ -118,17 +117,6 @@ describe('editor form', () => {
 });
 
 describe('transports', () => {
-  it('the SSE parser handles messages split anywhere, comments, CRLF and multi-line data', () => {
-    const got: SseMessage[] = [];
-    const p = sseParser((m) => got.push(m));
-    const text = ': connected\r\n\r\nid: 7\nevent: event\ndata: {"a":\ndata: 1}\n\nevent: pass\ndata: {}\n\n';
-    for (const ch of text) p.push(ch);
-    expect(got).toEqual([
-      { event: 'event', data: '{"a":\n1}', id: '7' },
-      { event: 'pass', data: '{}', id: '7' },
-    ]);
-  });
-
   it('the IPC log follower yields only what a new tail added', () => {
     expect(appendedText('', 'a\n')).toBe('a\n');
     expect(appendedText('a\nb\n', 'a\nb\nc\n')).toBe('c\n');
