@@ -2,6 +2,8 @@
 // `clear` deletes the trigger row; it is not a transition.
 //
 //   scheduled ──pause──▶ paused ──resume──▶ scheduled
+//   scheduled ──fire──▶ scheduled                (a due time is taken: its runs are created and the
+//              next due time is set, or none while an `every` loop's run or a one-shot is out)
 //   scheduled ──succeed_once──▶ fired            (a one-shot delivered)
 //   scheduled ──fail_exhausted──▶ failed         (a one-shot's retry window is over)
 //   scheduled ──succeed_recurring | fail_retry | fail_recurring──▶ scheduled   (self-loops: the
@@ -21,6 +23,8 @@ export const TRIGGER_STATES = ['scheduled', 'paused', 'fired', 'failed', 'cancel
 export const TRIGGER_EVENTS = [
   'pause',
   'resume',
+  /** A due time was taken (paused triggers are not due). */
+  'fire',
   /** A one-shot (`at`/`in`) attempt succeeded. */
   'succeed_once',
   /** A recurring (runtimes/cron/every) attempt succeeded; the next cadence is computed. */
@@ -29,7 +33,10 @@ export const TRIGGER_EVENTS = [
   'fail_retry',
   /** A one-shot attempt failed and retries are exhausted. */
   'fail_exhausted',
-  /** A recurring attempt failed: failure metadata kept, next cadence computed. */
+  /**
+   * A failure that does not end the trigger: a recurring attempt's (next cadence computed) or a
+   * run's started by hand. Failure metadata kept.
+   */
   'fail_recurring',
   'cancel',
 ] as const;
@@ -41,6 +48,7 @@ export const TRIGGER_TERMINAL = ['fired', 'failed', 'cancelled'] as const satisf
 export const TRIGGER_TRANSITIONS: TransitionTable<TriggerState, TriggerEvent> = {
   scheduled: {
     pause: 'paused',
+    fire: 'scheduled',
     succeed_once: 'fired',
     succeed_recurring: 'scheduled',
     fail_retry: 'scheduled',

@@ -1,15 +1,18 @@
 // Every state change goes through the lifecycle tables and lands in SQL as compare-and-set.
-import type { JobStatus, RoutineKind, RunStatus } from '../domain/types.js';
+import type { JobStatus, RoutineKind, RunStatus, TriggerRow, TriggerState } from '../domain/types.js';
 import {
   batchJobMachine,
   batchRunMachine,
   realtimeRunMachine,
+  triggerMachine,
   type BatchJobEvent,
   type BatchRunEvent,
   type Machine,
   type RealtimeRunEvent,
+  type TriggerEvent,
 } from '../lifecycle/index.js';
 import type { JobPatch } from '../store/jobs.js';
+import type { TriggerPatch } from '../store/routines.js';
 import type { RunPatch } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 
@@ -40,4 +43,16 @@ export function moveJob(store: Store, id: number, event: BatchJobEvent, patch: J
     if (store.jobs.cas(id, from as JobStatus[], to as JobStatus, patch, now)) return to as JobStatus;
   }
   return null;
+}
+
+/**
+ * Apply a lifecycle event to a trigger in SQL, from the state it was read in: callers decide the
+ * patch from what they read (an `every` loop is re-armed only while scheduled), so the move holds
+ * only if the trigger is still there. Returns the new state, or null if nothing changed: the event
+ * is not allowed from that state, the state is terminal (it absorbs the event), or the row moved.
+ */
+export function moveTrigger(store: Store, read: Pick<TriggerRow, 'routineId' | 'state'>, event: TriggerEvent, patch: TriggerPatch = {}, now = Date.now()): TriggerState | null {
+  const r = triggerMachine.transition(read.state, event);
+  if (!r.ok || r.absorbed) return null;
+  return store.routines.casTrigger(read.routineId, [read.state], r.state, patch, now) ? r.state : null;
 }

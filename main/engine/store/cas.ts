@@ -1,9 +1,16 @@
 // Compare-and-set, the one way a status changes in SQL: `UPDATE … SET status = @to, … WHERE id = @id
-// AND status IN (…)`. It changes a row only if it is still in a state it was expected to be in, so
+// AND status IN (…)` (a table may name its key and status columns otherwise: triggers use
+// `routine_id` and `state`). It changes a row only if it is still in a state it was expected to be in, so
 // two movers of the same row (the pass, a CLI stop, a worker's report) cannot both win.
 import type { DB } from './db.js';
 
 type Statement = ReturnType<DB['prepare']>;
+
+/** The row's key column and the column that holds its state. */
+export interface CasKeys {
+  id: string;
+  status: string;
+}
 
 export class CompareAndSet<P extends object> {
   // One statement per shape (how many states it may leave, which columns it patches), prepared once.
@@ -21,6 +28,7 @@ export class CompareAndSet<P extends object> {
     private readonly columns: Record<keyof P, string>,
     private readonly always: readonly string[] = [],
     private readonly span?: { start: keyof P & string; end: keyof P & string },
+    private readonly keys: CasKeys = { id: 'id', status: 'status' },
   ) {}
 
   private setTerm(k: keyof P & string, keys: readonly string[]): string {
@@ -40,9 +48,10 @@ export class CompareAndSet<P extends object> {
     const shape = `${from.length}|${keys.join(',')}`;
     let stmt = this.prepared.get(shape);
     if (!stmt) {
-      const sets = ['status = @to', ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
+      const { id: idCol, status } = this.keys;
+      const sets = [`${status} = @to`, ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
       const states = from.map((_, i) => `@from${i}`).join(', ');
-      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE id = @id AND status IN (${states})`);
+      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})`);
       this.prepared.set(shape, stmt);
     }
     const params: Record<string, unknown> = { ...extra, id, to };

@@ -1,5 +1,19 @@
 import type { RoutineDef, Schedule, ScheduleMode, TriggerRow, TriggerState } from '../domain/types.js';
+import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
+
+/** What a trigger move may change besides its state (scheduler/moves.ts `moveTrigger` picks the state). */
+export type TriggerPatch = Partial<Omit<TriggerRow, 'routineId' | 'state'>>;
+
+const PATCH_COLUMNS: Record<keyof TriggerPatch, string> = {
+  nextRunAt: 'next_run_at',
+  firstDueAt: 'first_due_at',
+  lastFiredAt: 'last_fired_at',
+  attempts: 'attempts',
+  lastError: 'last_error',
+  lastErrorAt: 'last_error_at',
+  failCount: 'fail_count',
+};
 
 interface TriggerRecord {
   routine_id: string;
@@ -30,7 +44,9 @@ function toTrigger(r: TriggerRecord): TriggerRow {
 /** Definitions (schedules, routines, dependencies) and their trigger state. */
 export class RoutineStore {
   private readonly s;
+  private readonly moves: CompareAndSet<TriggerPatch>;
   constructor(private readonly db: DB) {
+    this.moves = new CompareAndSet<TriggerPatch>(db, 'triggers', PATCH_COLUMNS, ['updated_at = @now'], undefined, { id: 'routine_id', status: 'state' });
     this.s = {
       defsVersion: db.prepare(`SELECT value FROM meta WHERE key = 'defs_version'`).pluck(),
       bumpDefs: db.prepare(`UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'defs_version'`),
@@ -162,8 +178,20 @@ export class RoutineStore {
     return (this.s.nextDue.get() as number | null) ?? null;
   }
 
+  /**
+   * Write a trigger whole: only where a definition arms it (a new routine, a timing that changed)
+   * and where `clear` re-arms it. Every other change is a move (scheduler/moves.ts `moveTrigger`).
+   */
   saveTrigger(t: TriggerRow, now: number): void {
     this.s.upsertTrigger.run({ ...t, now });
+  }
+
+  /**
+   * Compare-and-set: move a trigger from one of `from` to `to`, applying the patch. Returns false
+   * when the trigger was no longer in an expected state (or has no row).
+   */
+  casTrigger(id: string, from: readonly TriggerState[], to: TriggerState, patch: TriggerPatch = {}, now = Date.now()): boolean {
+    return this.moves.move(id, from, to, patch, { now });
   }
 
   deleteTrigger(id: string): void {

@@ -109,6 +109,7 @@ const cases: Case[] = [
     terminalConst: TRIGGER_TERMINAL,
     rows: [
       ['scheduled', 'pause', 'paused'],
+      ['scheduled', 'fire', 'scheduled'],
       ['scheduled', 'succeed_once', 'fired'],
       ['scheduled', 'succeed_recurring', 'scheduled'],
       ['scheduled', 'fail_retry', 'scheduled'],

@@ -2,7 +2,8 @@
 // mover expected, the patch lands in its columns and nowhere else, and each shape of move gets
 // the statement of its own shape.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunRow } from '../../../main/engine/domain/types.js';
+import type { RunRow, TriggerRow } from '../../../main/engine/domain/types.js';
+import { saveRoutine } from '../../../main/engine/ops/routines.js';
 import { Store } from '../../../main/engine/store/store.js';
 
 let store: Store;
@@ -113,5 +114,40 @@ describe('compare-and-set of a job', () => {
     expect(store.jobs.cas(id, ['WAITING'], 'PENDING', {}, 4000)).toBe(true);
     expect(store.jobs.status(other)).toBe('PENDING');
     expect(updatedAt(other)).toBe(1000);
+  });
+});
+
+describe('compare-and-set of a trigger', () => {
+  const trigger = (state: TriggerRow['state']): TriggerRow => ({
+    routineId: 'me@host:r',
+    state,
+    nextRunAt: 5000,
+    firstDueAt: null,
+    lastFiredAt: null,
+    attempts: 0,
+    lastError: null,
+    lastErrorAt: null,
+    failCount: 0,
+  });
+  // A trigger belongs to a routine (a foreign key): define one, then set its trigger as the test needs.
+  beforeEach(() => {
+    saveRoutine(store, { id: 'me@host:r', command: 'true', cron: '0 * * * *', tz: 'UTC' }, { now: 500, localComputer: 'me@host' });
+  });
+  const triggerWrittenAt = (): number => store.db.prepare(`SELECT updated_at FROM triggers WHERE routine_id = 'me@host:r'`).pluck().get() as number;
+
+  it('moves by routine id from an expected state, patches, and stamps the time of the move', () => {
+    store.routines.saveTrigger(trigger('scheduled'), 1000);
+    expect(store.routines.casTrigger('me@host:r', ['scheduled'], 'failed', { lastError: 'exit 1', failCount: 1, nextRunAt: null }, 2000)).toBe(true);
+    expect(store.routines.trigger('me@host:r')).toMatchObject({ state: 'failed', lastError: 'exit 1', failCount: 1, nextRunAt: null, attempts: 0 });
+    expect(triggerWrittenAt()).toBe(2000);
+  });
+
+  it('refuses from any other state, or without a row, and changes nothing', () => {
+    store.routines.saveTrigger(trigger('paused'), 1000);
+    expect(store.routines.casTrigger('me@host:r', ['scheduled'], 'scheduled', { nextRunAt: 9000 }, 2000)).toBe(false);
+    expect(store.routines.trigger('me@host:r')).toEqual(trigger('paused'));
+    expect(triggerWrittenAt()).toBe(1000);
+    expect(store.routines.casTrigger('me@host:nope', ['scheduled'], 'paused', {}, 2000)).toBe(false);
+    expect(store.routines.trigger('me@host:nope')).toBeNull();
   });
 });
