@@ -6,7 +6,8 @@ import type { RoutineDef, TriggerRow } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
-import { moveRun } from '../scheduler/moves.js';
+import { isTriggerTerminal, triggerMachine } from '../lifecycle/index.js';
+import { moveRun, moveTrigger } from '../scheduler/moves.js';
 
 export type SaveMode = 'create' | 'update' | 'upsert';
 
@@ -131,21 +132,22 @@ function setTriggerState(store: Store, id: string, now: number, action: 'pause' 
   const def = store.routines.get(id);
   if (!def) throw notFound(`routine ${id}`);
   return store.tx(() => {
-    const t = store.routines.trigger(id) ?? initialTrigger(def, now, null);
-    if (action === 'pause') {
-      if (t.state !== 'scheduled' && t.state !== 'paused') throw new TendError('CONFLICT', `cannot pause ${id}: its trigger is ${t.state} (clear it first)`);
-      const next = { ...t, state: 'paused' as const };
-      store.routines.saveTrigger(next, now);
-      store.events.append({ type: 'routine:paused', routineId: id, message: 'paused' }, now);
-      return next;
+    let t = store.routines.trigger(id);
+    if (!t) {
+      // Only a row written by hand or by another version lacks one: arm it as its definition would.
+      t = initialTrigger(def, now, null);
+      store.routines.saveTrigger(t, now);
     }
-    if (t.state !== 'paused' && t.state !== 'scheduled') throw new TendError('CONFLICT', `cannot resume ${id}: its trigger is ${t.state} (clear it first)`);
+    if (isTriggerTerminal(t.state)) throw new TendError('CONFLICT', `cannot ${action} ${id}: its trigger is ${t.state} (clear it first)`);
+    // Pausing what is paused, or resuming what is scheduled, is done already: nothing moves.
+    if (!triggerMachine.can(t.state, action)) return t;
     // Resuming recomputes future cron/interval timing from the resume time (seed 002).
     const fresh = initialTrigger(def, now, null);
-    const next = { ...t, state: 'scheduled' as const, nextRunAt: def.timing?.mode === 'at' ? t.nextRunAt ?? fresh.nextRunAt : fresh.nextRunAt };
-    store.routines.saveTrigger(next, now);
-    store.events.append({ type: 'routine:resumed', routineId: id, message: 'resumed' }, now);
-    return next;
+    const patch = action === 'resume' ? { nextRunAt: def.timing?.mode === 'at' ? t.nextRunAt ?? fresh.nextRunAt : fresh.nextRunAt } : {};
+    if (!moveTrigger(store, t, action, patch, now)) throw new TendError('CONFLICT', `cannot ${action} ${id}: its trigger changed meanwhile`);
+    if (action === 'pause') store.events.append({ type: 'routine:paused', routineId: id, message: 'paused' }, now);
+    else store.events.append({ type: 'routine:resumed', routineId: id, message: 'resumed' }, now);
+    return store.routines.trigger(id)!;
   });
 }
 

@@ -6,33 +6,32 @@ import type { RoutineDef, RunRow } from '../domain/types.js';
 import type { NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
+import { moveTrigger } from './moves.js';
 
 export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
   if (!def || def.kind !== 'batch') return;
   const t = store.routines.trigger(def.id);
   if (!t) return;
   const timing = def.timing;
+  // An `every` loop is armed from the end of its run, unless an edit armed it meanwhile or it is
+  // paused (resuming arms it).
+  const rearm = !run.manual && timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null ? nextRunAt(timing, now, def.tz) : undefined;
 
   if (success) {
     if (run.manual) return;
-    const next = { ...t, attempts: 0, firstDueAt: null };
-    if (timing?.mode === 'at') next.state = 'fired';
-    if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) next.nextRunAt = nextRunAt(timing, now, def.tz);
-    if (next.state !== t.state || next.nextRunAt !== t.nextRunAt || t.attempts !== 0 || t.firstDueAt !== null) store.routines.saveTrigger(next, now);
+    const once = timing?.mode === 'at';
+    // A plain recurring routine's success changes nothing: no write.
+    if (!once && rearm === undefined && t.attempts === 0 && t.firstDueAt === null) return;
+    moveTrigger(store, t, once ? 'succeed_once' : 'succeed_recurring', { attempts: 0, firstDueAt: null, nextRunAt: rearm }, now);
     return;
   }
 
-  const failed = {
-    ...t,
-    lastError: reason,
-    lastErrorAt: now,
-    failCount: t.failCount + 1,
-    attempts: t.attempts + 1,
-  };
+  const failed = { lastError: reason, lastErrorAt: now, failCount: t.failCount + 1, attempts: t.attempts + 1 };
   const retryAt = now + def.retry.delayMs;
   const firstDue = run.scheduledAt;
-  if (def.retry.delayMs > 0 && retryAt <= firstDue + def.retry.windowMs && t.state === 'scheduled') {
-    store.routines.saveTrigger(failed, now);
+  const retryable = def.retry.delayMs > 0 && retryAt <= firstDue + def.retry.windowMs;
+  if (retryable && t.state === 'scheduled') {
+    if (!moveTrigger(store, t, 'fail_retry', failed, now)) return;
     const retry = newRun(def, run.scheduledAt, now, { attempt: run.attempt + 1, manual: run.manual, notBefore: retryAt, cycle: run.cycle });
     store.runs.insert(retry);
     log({
@@ -44,10 +43,8 @@ export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: Run
     });
     return;
   }
-  if (!run.manual) {
-    if (timing?.mode === 'at' && t.state === 'scheduled') failed.state = 'failed';
-    if (timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null) failed.nextRunAt = nextRunAt(timing, now, def.tz);
-  }
-  failed.firstDueAt = null;
-  store.routines.saveTrigger(failed, now);
+  // No retry is queued: the window is over, or the trigger is paused (a pause holds back new
+  // attempts, retries included). A run started by hand does not end a one-shot.
+  const event = retryable ? 'fail_retry' : run.manual || timing?.mode !== 'at' ? 'fail_recurring' : 'fail_exhausted';
+  moveTrigger(store, t, event, { ...failed, firstDueAt: null, nextRunAt: rearm }, now);
 }

@@ -2,8 +2,10 @@
 import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { newRun } from '../domain/run.js';
+import type { TriggerPatch } from '../store/routines.js';
 import { nextRunAt } from '../timing/next.js';
 import type { Ctx } from './context.js';
+import { moveTrigger } from './moves.js';
 
 const DUE_BATCH = 5000;
 /** Catch-up runs after downtime or sleep start this far apart, within CATCH_UP_WINDOW_MS. */
@@ -31,7 +33,8 @@ export function fireDue(ctx: Ctx, now: number): number {
 function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }): number {
   const def = ctx.defs.byId.get(t.routineId);
   if (!def || def.kind !== 'batch' || !def.timing) {
-    ctx.store.routines.saveTrigger({ ...t, nextRunAt: null }, now);
+    // Nothing to run at this time: take it, arming nothing.
+    moveTrigger(ctx.store, t, 'fire', { nextRunAt: null }, now);
     return 0;
   }
   const first = t.nextRunAt!;
@@ -40,10 +43,11 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number 
   if (late) instants = misfired(ctx, def, first, now);
 
   const timing = def.timing;
-  const next: TriggerRow = { ...t, lastFiredAt: now };
+  const next: TriggerPatch = { lastFiredAt: now };
+  // A one-shot whose only time was skipped by its misfire policy will never run.
+  const event = timing.mode === 'at' && instants.length === 0 ? 'cancel' : 'fire';
   if (timing.mode === 'at') {
     next.nextRunAt = null;
-    if (instants.length === 0) next.state = 'cancelled';
   } else if (timing.mode === 'every') {
     // The next time is computed when the attempt completes, so a loop never overlaps itself.
     next.nextRunAt = instants.length === 0 ? nextRunAt(timing, now, def.tz) : null;
@@ -52,8 +56,9 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number 
   }
   // The retry window counts from here; without retries nothing reads it, and not setting it spares
   // a trigger write when the run succeeds (finalize resets only what was set).
-  if (next.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0] ?? null;
-  ctx.store.routines.saveTrigger(next, now);
+  if (t.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0] ?? null;
+  // Only the mover that took the due time creates its runs.
+  if (!moveTrigger(ctx.store, t, event, next, now)) return 0;
 
   let created = 0;
   const replay = instants.length > 1;

@@ -1,9 +1,10 @@
 // What a finished batch run does to its trigger (scheduler/finalize.ts), through the real pass:
 // what a success resets (and that it writes nothing when nothing changes), what a failure records,
-// when it retries, and that manual runs and paused triggers are left as they are.
+// when it retries, that manual runs and paused triggers are left as they are (but a paused
+// one-shot takes its attempt's final outcome), and that an ended trigger takes no outcome.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runNow } from '../../../main/engine/ops/control.js';
-import { editRoutine, pauseRoutine } from '../../../main/engine/ops/routines.js';
+import { editRoutine, pauseRoutine, resumeRoutine } from '../../../main/engine/ops/routines.js';
 import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -115,6 +116,51 @@ describe('a failed run', () => {
     expect(f.runs('once')).toHaveLength(1);
     expect(f.trigger('once')).toMatchObject({ state: 'paused', lastError: 'exit 1' });
     expect(f.events('run:retry')).toEqual([]);
+  });
+
+  // The trigger table: a paused trigger takes its claimed attempt's outcome. (Before moves went
+  // through the table, a paused one-shot whose retries were over stayed paused, and fired again
+  // on resume.)
+  it('of a paused one-shot whose retries are over fails its trigger, as from scheduled', async () => {
+    f = new Fixture();
+    f.define({ id: 'once', at: '2026-01-05T09:30:00Z', retry: 'none' });
+    f.clock.set(T0 + 30 * MIN);
+    await f.pass();
+    pauseRoutine(f.store, full('once'), f.now());
+    f.backend.finish(f.only('once').id, { exitCode: 1 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.trigger('once')).toMatchObject({ state: 'failed', lastError: 'exit 1', failCount: 1, attempts: 1 });
+    expect(() => resumeRoutine(f.store, full('once'), f.now())).toThrow(/cannot resume .*: its trigger is failed/);
+  });
+
+  it('of a paused one-shot that succeeds marks it fired, so resuming cannot run it again', async () => {
+    f = new Fixture();
+    f.define({ id: 'once', at: '2026-01-05T09:30:00Z' });
+    f.clock.set(T0 + 30 * MIN);
+    await f.pass();
+    pauseRoutine(f.store, full('once'), f.now());
+    f.backend.finish(f.only('once').id);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.trigger('once').state).toBe('fired');
+  });
+
+  // Terminal triggers absorb every outcome. (Before, a failure by hand wrote its error onto an
+  // ended one-shot's trigger.)
+  it('started by hand of a one-shot that already fired leaves its trigger as it is', async () => {
+    f = new Fixture();
+    f.define({ id: 'once', at: '2026-01-05T09:30:00Z', retry: 'none' });
+    await fireAndEnd('once', T0 + 30 * MIN, 0);
+    const fired = f.trigger('once');
+    expect(fired.state).toBe('fired');
+    const manual = runNow(f.control(), full('once'));
+    await f.pass();
+    f.backend.finish(manual.id, { exitCode: 2 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(manual.id).status).toBe('ERROR');
+    expect(f.trigger('once')).toEqual(fired);
   });
 
   it('queues the retry for one delay after the failure and says until when it retries', async () => {
