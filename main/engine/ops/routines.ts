@@ -4,6 +4,7 @@ import { checkDependencies } from '../graph/dependencies.js';
 import { parseRoutine, toInput, type NormalizeContext } from '../domain/schema.js';
 import type { RoutineDef, TriggerRow } from '../domain/types.js';
 import { invalid, notFound, TendError, type Issue } from '../errors.js';
+import type { ArmedTrigger } from '../store/routines.js';
 import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
 import { isTriggerTerminal, triggerMachine } from '../lifecycle/index.js';
@@ -12,7 +13,7 @@ import { moveRun, moveTrigger } from '../scheduler/moves.js';
 export type SaveMode = 'create' | 'update' | 'upsert';
 
 /** The trigger a definition starts with: computed at definition time, from `now`. */
-export function initialTrigger(def: RoutineDef, now: number, prev: TriggerRow | null): TriggerRow {
+export function initialTrigger(def: RoutineDef, now: number, prev: TriggerRow | null): ArmedTrigger {
   let nextRun: number | null = null;
   if (def.timing?.mode === 'at') nextRun = Date.parse(def.timing.at);
   else if (def.timing) nextRun = nextRunAt(def.timing, now, def.tz);
@@ -135,8 +136,9 @@ function setTriggerState(store: Store, id: string, now: number, action: 'pause' 
     let t = store.routines.trigger(id);
     if (!t) {
       // Only a row written by hand or by another version lacks one: arm it as its definition would.
-      t = initialTrigger(def, now, null);
-      store.routines.saveTrigger(t, now);
+      const armed = initialTrigger(def, now, null);
+      store.routines.saveTrigger(armed, now);
+      t = armed;
     }
     if (isTriggerTerminal(t.state)) throw new TendError('CONFLICT', `cannot ${action} ${id}: its trigger is ${t.state} (clear it first)`);
     // Pausing what is paused, or resuming what is scheduled, is done already: nothing moves.

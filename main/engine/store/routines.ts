@@ -2,6 +2,9 @@ import type { RoutineDef, Schedule, ScheduleMode, TriggerRow, TriggerState } fro
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 
+/** A trigger as a definition arms it: live. Only a move (the trigger table) ends one. */
+export type ArmedTrigger = TriggerRow & { state: 'scheduled' | 'paused' };
+
 /** What a trigger move may change besides its state (scheduler/moves.ts `moveTrigger` picks the state). */
 export type TriggerPatch = Partial<Omit<TriggerRow, 'routineId' | 'state'>>;
 
@@ -182,7 +185,7 @@ export class RoutineStore {
    * Write a trigger whole: only where a definition arms it (a new routine, a timing that changed)
    * and where `clear` re-arms it. Every other change is a move (scheduler/moves.ts `moveTrigger`).
    */
-  saveTrigger(t: TriggerRow, now: number): void {
+  saveTrigger(t: ArmedTrigger, now: number): void {
     this.s.upsertTrigger.run({ ...t, now });
   }
 

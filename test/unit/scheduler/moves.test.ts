@@ -3,7 +3,7 @@
 // a move made from a state read before someone else moved the row changes nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TriggerRow, TriggerState } from '../../../main/engine/domain/types.js';
-import { TRIGGER_EVENTS, TRIGGER_STATES, TRIGGER_TERMINAL, TRIGGER_TRANSITIONS } from '../../../main/engine/lifecycle/index.js';
+import { TRIGGER_EVENTS, TRIGGER_STATES, TRIGGER_TERMINAL, TRIGGER_TRANSITIONS, type TriggerEvent } from '../../../main/engine/lifecycle/index.js';
 import { moveTrigger } from '../../../main/engine/scheduler/moves.js';
 import { saveRoutine } from '../../../main/engine/ops/routines.js';
 import { Store } from '../../../main/engine/store/store.js';
@@ -17,10 +17,16 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
+/** How an armed trigger ends in each terminal state: a definition arms only live ones. */
+const ENDS: Partial<Record<TriggerState, TriggerEvent>> = { fired: 'succeed_once', failed: 'fail_exhausted', cancelled: 'cancel' };
+/** The trigger in `state`, last written at 1000. */
 const arm = (state: TriggerState): TriggerRow => {
-  const t: TriggerRow = { routineId: ID, state, nextRunAt: 5000, firstDueAt: null, lastFiredAt: null, attempts: 2, lastError: null, lastErrorAt: null, failCount: 0 };
+  const live = state === 'paused' ? 'paused' : 'scheduled';
+  const t = { routineId: ID, state: live, nextRunAt: 5000, firstDueAt: null, lastFiredAt: null, attempts: 2, lastError: null, lastErrorAt: null, failCount: 0 } as const;
   store.routines.saveTrigger(t, 1000);
-  return t;
+  const end = ENDS[state];
+  if (end) expect(moveTrigger(store, t, end, {}, 1000)).toBe(state);
+  return store.routines.trigger(ID)!;
 };
 const writtenAt = (): number => store.db.prepare('SELECT updated_at FROM triggers WHERE routine_id = ?').pluck().get(ID) as number;
 

@@ -2,8 +2,9 @@
 // mover expected, the patch lands in its columns and nowhere else, and each shape of move gets
 // the statement of its own shape.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunRow, TriggerRow } from '../../../main/engine/domain/types.js';
+import type { RunRow } from '../../../main/engine/domain/types.js';
 import { saveRoutine } from '../../../main/engine/ops/routines.js';
+import type { ArmedTrigger } from '../../../main/engine/store/routines.js';
 import { Store } from '../../../main/engine/store/store.js';
 
 let store: Store;
@@ -118,7 +119,7 @@ describe('compare-and-set of a job', () => {
 });
 
 describe('compare-and-set of a trigger', () => {
-  const trigger = (state: TriggerRow['state']): TriggerRow => ({
+  const trigger = (state: ArmedTrigger['state']): ArmedTrigger => ({
     routineId: 'me@host:r',
     state,
     nextRunAt: 5000,
