@@ -10,6 +10,7 @@ import { startApi, type ApiServer } from '../../main/engine/api/server.js';
 import type { Engine } from '../../main/engine/engine.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
 import type { EventRow } from '../../main/engine/store/events.js';
+import { Store } from '../../main/engine/store/store.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('toResult', () => {
@@ -72,8 +73,8 @@ describe('clients over a real engine', () => {
       try {
         // The stream is up once a pass arrives over it.
         await waitFor(() => passes > 0, 10_000, `${client.kind}: a pass`);
-        engine.scheduler.ctx.log({ type: 'test:ping', message: `ping ${client.kind}` });
-        const got = await waitFor(() => events.find((e) => e.type === 'test:ping'), 10_000, `${client.kind}: the event`);
+        engine.scheduler.ctx.log({ type: 'external:log', message: `ping ${client.kind}` });
+        const got = await waitFor(() => events.find((e) => e.type === 'external:log' && e.message === `ping ${client.kind}`), 10_000, `${client.kind}: the event`);
         expect(got.message).toBe(`ping ${client.kind}`);
       } finally {
         off();
@@ -89,9 +90,14 @@ describe('clients over a real engine', () => {
     try {
       await client.call('routines.create', { id: 'me@host:pushed/created', command: 'true', runtimes: ['07:00'], tz: 'UTC' });
       await waitFor(() => events.find((e) => e.type === 'routine:created' && e.routineId === 'me@host:pushed/created'), 5_000, 'routine:created');
-      // What the CLI does from its own process: append to the table, no bus involved.
-      engine.store.events.append({ type: 'test:cli', message: 'from elsewhere' }, Date.now());
-      await waitFor(() => events.find((e) => e.type === 'test:cli'), 5_000, 'the row appended elsewhere');
+      // What the CLI does from its own process: append to the table over its own connection, no bus involved.
+      const elsewhere = Store.open(engine.store.db.name);
+      try {
+        elsewhere.events.append({ type: 'external:log', message: 'from elsewhere' }, Date.now());
+      } finally {
+        elsewhere.close();
+      }
+      await waitFor(() => events.find((e) => e.message === 'from elsewhere'), 5_000, 'the row appended elsewhere');
       const ids = events.map((e) => e.id);
       expect(new Set(ids).size).toBe(ids.length);
     } finally {
@@ -107,7 +113,7 @@ describe('clients over a real engine', () => {
         streams++;
         if (streams === 1) {
           // Happens while nobody listens: the reconnect must replay it.
-          engine.scheduler.ctx.log({ type: 'test:missed', message: 'while disconnected' });
+          engine.scheduler.ctx.log({ type: 'external:log', message: 'while disconnected' });
           throw new TypeError('fetch failed');
         }
       }
@@ -118,7 +124,7 @@ describe('clients over a real engine', () => {
     const events: EventRow[] = [];
     remote.subscribe({ event: (e) => events.push(e) });
     try {
-      await waitFor(() => events.some((e) => e.type === 'test:missed'), 10_000, 'the missed event');
+      await waitFor(() => events.some((e) => e.message === 'while disconnected'), 10_000, 'the missed event');
       expect(streams).toBe(2);
       expect(states).toEqual([false, true]);
     } finally {

@@ -1,7 +1,7 @@
-import { EventEmitter } from 'node:events';
 import type { Backend } from '../backend.js';
 import type { Clock } from '../clock.js';
 import type { RoutineDef, Schedule } from '../domain/types.js';
+import { EventLog } from '../events/log.js';
 import type { EventRow, NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
 
@@ -60,11 +60,7 @@ export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dat
   backendTimeoutMs: 30_000,
 };
 
-export interface EngineEvents {
-  /** Every event appended to the logging plane, after its transaction committed. */
-  event: [EventRow];
-  pass: [PassReport];
-}
+export type { EngineEvents } from '../events/bus.js';
 
 export interface PassReport {
   at: number;
@@ -102,8 +98,7 @@ export class Definitions {
 /** What every phase of the pass shares. */
 export class Ctx {
   readonly defs = new Definitions();
-  readonly bus = new EventEmitter<EngineEvents>();
-  private pendingEvents: EventRow[] = [];
+  readonly events: EventLog;
   /** Backends paused by the health gate (reported once per transition). */
   readonly pausedBackends = new Map<string, string>();
   /** Cancels in progress, so a pass never awaits a kill grace period. */
@@ -120,9 +115,13 @@ export class Ctx {
     readonly opts: SchedulerOptions,
     hooks: SchedulerHooks = {},
   ) {
-    this.bus.setMaxListeners(100);
+    this.events = new EventLog(store, clock);
     this.onLaunched = hooks.onLaunched ?? null;
     this.makeBackend = hooks.makeBackend ?? null;
+  }
+
+  get bus() {
+    return this.events.bus;
   }
 
   backend(name: string): Backend | undefined {
@@ -152,29 +151,11 @@ export class Ctx {
 
   /** Append to the logging plane; listeners hear it once the surrounding transaction is done. */
   log(e: NewEvent): EventRow {
-    const row = this.store.events.append(e, this.clock.now());
-    this.pendingEvents.push(row);
-    if (!this.store.db.inTransaction) this.flush();
-    return row;
-  }
-
-  flush(): void {
-    const rows = this.pendingEvents;
-    this.pendingEvents = [];
-    for (const r of rows) this.bus.emit('event', r);
+    return this.events.log(e);
   }
 
   /** Run `fn` in a transaction and publish its events after commit (dropped on rollback). */
   tx<T>(fn: () => T): T {
-    const mark = this.pendingEvents.length;
-    const outermost = !this.store.db.inTransaction;
-    try {
-      const out = this.store.tx(fn); // nested: a savepoint, so one item's failure rolls back only that item
-      if (outermost) this.flush();
-      return out;
-    } catch (err) {
-      this.pendingEvents.length = mark;
-      throw err;
-    }
+    return this.events.tx(fn);
   }
 }

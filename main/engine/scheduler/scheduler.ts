@@ -85,7 +85,6 @@ export class Scheduler {
     } finally {
       report.durationMs = performance.now() - t0;
       this.running = false;
-      ctx.flush();
     }
     ctx.bus.emit('pass', report);
     return report;
@@ -135,8 +134,6 @@ export class Scheduler {
         /* the store itself is failing; the next pass tries again */
       }
       return false;
-    } finally {
-      ctx.flush();
     }
   }
 

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TendError } from '../errors.js';
+import { settleAfter } from './after-commit.js';
 import type { DB } from './db.js';
 
 /** SQLite's own wait for the lock, per attempt (PRAGMA busy_timeout). */
@@ -100,15 +101,20 @@ function describe(pid: number, owner: number | null): string {
  * (the lock is ours from then on), so that attempt is safely tried again, until BUSY_LIMIT_MS.
  */
 export function writeTx<T>(db: DB, fn: () => T): T {
-  if (db.inTransaction || db.readonly) return db.transaction(fn)();
+  if (db.inTransaction || db.readonly) {
+    const outermost = !db.inTransaction;
+    return settleAfter(db, outermost, () => db.transaction(fn)());
+  }
   const started = Date.now();
   for (;;) {
     let entered = false;
     try {
-      return db.transaction(() => {
-        entered = true;
-        return fn();
-      }).immediate();
+      return settleAfter(db, true, () =>
+        db.transaction(() => {
+          entered = true;
+          return fn();
+        }).immediate(),
+      );
     } catch (err) {
       if (entered || !isBusy(err)) throw err;
       const waited = Date.now() - started;

@@ -1,3 +1,5 @@
+import { eventProblems, specOf, type EventData, type EventType } from '../events/catalogue.js';
+import { afterCommit } from './after-commit.js';
 import type { DB } from './db.js';
 
 export type Level = 'info' | 'warn' | 'error';
@@ -14,13 +16,27 @@ export interface EventRow {
   data: Record<string, unknown> | null;
 }
 
-export type NewEvent = Omit<EventRow, 'id' | 'at' | 'routineId' | 'runId' | 'jobId' | 'data' | 'level'> & {
-  level?: Level;
-  routineId?: string | null;
-  runId?: string | null;
-  jobId?: number | null;
-  data?: Record<string, unknown> | null;
-};
+/** An event to append: a type of the catalogue with the data that type carries. */
+export type NewEvent = {
+  [T in EventType]: {
+    type: T;
+    /** Unset: the catalogue's level for the type. */
+    level?: Level;
+    routineId?: string | null;
+    runId?: string | null;
+    jobId?: number | null;
+    message: string;
+    data?: EventData<T> | null;
+  };
+}[EventType];
+
+/** An event that does not match the catalogue: a programming error, refused before anything is written. */
+export class EventShapeError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`event refused: ${problems.join('; ')}`);
+    this.name = 'EventShapeError';
+  }
+}
 
 interface EventRecord {
   id: number;
@@ -46,10 +62,15 @@ const toEvent = (r: EventRecord): EventRow => ({
   data: r.data ? (JSON.parse(r.data) as Record<string, unknown>) : null,
 });
 
-/** The append-only logging plane. */
+/**
+ * The append-only logging plane, and its one way in: `append` checks the event against the
+ * catalogue, writes it inside the caller's transaction, and tells `onCommitted` listeners once that
+ * transaction has committed (never, if it rolls back).
+ */
 export class EventStore {
   private readonly s;
-  constructor(db: DB) {
+  private readonly listeners = new Set<(row: EventRow) => void>();
+  constructor(private readonly db: DB) {
     this.s = {
       insert: db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
@@ -60,12 +81,20 @@ export class EventStore {
     };
   }
 
+  /** Hear every event this store appends, after its commit; returns the unsubscribe. */
+  onCommitted(listener: (row: EventRow) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   append(e: NewEvent, at: number): EventRow {
+    const problems = eventProblems(e);
+    if (problems.length) throw new EventShapeError(problems);
     const row: EventRow = {
       id: 0,
       at,
       type: e.type,
-      level: e.level ?? 'info',
+      level: e.level ?? specOf(e.type)!.level,
       routineId: e.routineId ?? null,
       runId: e.runId ?? null,
       jobId: e.jobId ?? null,
@@ -74,7 +103,19 @@ export class EventStore {
     };
     const info = this.s.insert.run(at, row.type, row.level, row.routineId, row.runId, row.jobId, row.message, row.data ? JSON.stringify(row.data) : null);
     row.id = Number(info.lastInsertRowid);
+    if (this.listeners.size) afterCommit(this.db, () => this.publish(row));
     return row;
+  }
+
+  /** Each listener on its own: one that throws neither stops the others nor reaches the appender. */
+  private publish(row: EventRow): void {
+    for (const l of this.listeners) {
+      try {
+        l(row);
+      } catch (err) {
+        process.stderr.write(`tend: a listener of ${row.type} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    }
   }
 
   after(id: number, limit = 1000): EventRow[] {

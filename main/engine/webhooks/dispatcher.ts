@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { errorMessage } from '../errors.js';
-import type { EngineEvents } from '../scheduler/context.js';
+import type { EngineEvents } from '../events/bus.js';
 import type { NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';

@@ -1,0 +1,152 @@
+// Every event the logging plane holds, named once: its type (`noun:verb`), the shape of its data,
+// its usual level, and whether it is trouble and of which kind. The append refuses what is not
+// here (store/events.ts); the contract's pushed event types, the desktop notifier and the
+// webhooks all read this table instead of keeping lists of their own.
+import { z } from 'zod';
+import type { Level } from '../store/events.js';
+
+/**
+ * What an event says about its routine, for those who tell people about it:
+ *   error    the routine's run entered ERROR (failed, could not launch, refused, crash loop, silent)
+ *   delayed  a batch run is DELAYED: due, not started within its tolerance
+ *   restart  a realtime instance died or went silent, and Tend starts a new one
+ */
+export type Trouble = 'error' | 'delayed' | 'restart';
+
+export interface EventSpec {
+  /** The level it is written at unless the site says otherwise (a requeue after a lost worker is a warning). */
+  level: Level;
+  /** Its `data`; `null`: it carries none. Data is optional even where there is a shape: a run that reported its own end (an external routine) has no exit status to give. */
+  data: z.ZodType<Record<string, unknown>> | null;
+  trouble?: Trouble;
+  /** A routine that was in trouble is fine again when this happens (webhooks announce it). */
+  recovers?: true;
+}
+
+const exit = z.strictObject({ exitCode: z.number().int().nullable(), signal: z.string().nullable() });
+const quickDeaths = z.strictObject({ exitCode: z.number().int().nullable(), signal: z.string().nullable(), quickDeaths: z.number().int().nonnegative() });
+const count = z.number().int().nonnegative();
+const delivery = z.strictObject({ deliveryId: z.number().int(), webhookId: z.number().int() });
+
+const integrity = z.strictObject({ ok: z.boolean(), problems: z.array(z.string()), ms: z.number(), previousPid: z.number().int() });
+
+type Data = EventSpec['data'];
+const spec =
+  <L extends Level>(level: L) =>
+  <D extends Data = null>(data: D = null as D) => ({ level, data });
+const info = spec('info');
+const warn = spec('warn');
+const error = spec('error');
+
+export const CATALOGUE = {
+  'routine:created': info(),
+  'routine:updated': info(),
+  'routine:removed': info(),
+  'routine:paused': info(),
+  'routine:resumed': info(),
+  'routine:cleared': info(),
+  'routine:crash-loop': { ...error(quickDeaths), trouble: 'error' },
+  'routine:silent': { ...error(), trouble: 'error' },
+
+  'schedule:imported': info(z.strictObject({ schedule: z.string(), created: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unchanged: z.array(z.string()) })),
+  'schedule:observe': info(),
+  'schedule:active': info(),
+
+  'run:requested': info(),
+  'run:submitted': info(),
+  'run:running': info(),
+  'run:completed': { ...info(exit), recovers: true },
+  'run:failed': { ...error(exit), trouble: 'error' },
+  'run:exited': { ...warn(quickDeaths), trouble: 'restart' },
+  'run:stopped': warn(),
+  'run:cancelled': warn(),
+  'run:delayed': { ...warn(), trouble: 'delayed' },
+  'run:retry': warn(),
+  'run:skipped': warn(),
+  'run:silent': warn(),
+  'run:timeout': error(),
+  'run:refused': { ...error(), trouble: 'error' },
+  'run:launch-failed': { ...error(), trouble: 'error' },
+  'run:stop-failed': error(),
+  'run:unsent': warn(),
+
+  'job:posted': info(),
+  'job:pending': info(),
+  'job:submitted': info(),
+  'job:fetched': info(),
+  'job:running': info(),
+  'job:completed': info(exit),
+  'job:failed': error(exit),
+  'job:cancelled': warn(),
+  'job:launch-failed': error(),
+
+  'backend:paused': warn(),
+  'backend:resumed': info(),
+  'backend:missing': error(),
+  'backend:poll-failed': warn(),
+
+  'trigger:misfire': warn(z.strictObject({ missed: count, running: count, policy: z.string() })),
+  'trigger:fault': error(),
+  'lease:released': warn(),
+  'clock:jump': warn(z.strictObject({ driftMs: z.number().int() })),
+  'power:suspend': info(),
+  'power:resume': info(),
+
+  'pass:fault': error(),
+  'check:fault': error(),
+  'submit:fault': error(),
+  'api:fault': error(),
+
+  'history:pruned': info(z.strictObject({ at: z.number(), cutoff: z.number(), runs: count, jobs: count, events: count, commands: count, reports: count, dirs: count, more: z.boolean() })),
+  'history:failed': warn(),
+  'store:checked': info(integrity),
+  'store:damaged': error(integrity),
+
+  'webhook:added': info(),
+  'webhook:removed': info(),
+  'webhook:failed': warn(delivery),
+  'webhook:dropped': warn(delivery),
+  'webhook:fault': error(),
+
+  'worker:forgotten': warn(z.strictObject({ computer: z.string(), runs: count, failedJobs: count, requeuedJobs: count, expiredCommands: count })),
+  'external:log': info(),
+} as const satisfies Record<string, EventSpec>;
+
+export type EventType = keyof typeof CATALOGUE;
+
+export const EVENT_TYPES = Object.keys(CATALOGUE) as EventType[];
+
+/** The data an event of type `T` carries (what its schema accepts), or nothing. */
+export type EventData<T extends EventType> = (typeof CATALOGUE)[T]['data'] extends z.ZodType ? z.input<(typeof CATALOGUE)[T]['data']> : never;
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(CATALOGUE, type);
+}
+
+export function specOf(type: string): EventSpec | null {
+  return isEventType(type) ? CATALOGUE[type] : null;
+}
+
+/** The trouble an event of this type announces, if any. */
+export function troubleOf(type: string): Trouble | null {
+  return specOf(type)?.trouble ?? null;
+}
+
+export function recovers(type: string): boolean {
+  return specOf(type)?.recovers === true;
+}
+
+/**
+ * Why an event does not match the catalogue: an unknown type, a data shape its type does not
+ * have (field and reason), data on a type that carries none. Empty when it matches.
+ */
+export function eventProblems(e: { type: string; data?: unknown }): string[] {
+  const spec = specOf(e.type);
+  if (!spec) return [`type ${JSON.stringify(e.type)} is not in the event catalogue (main/engine/events/catalogue.ts)`];
+  const data = e.data ?? null;
+  if (!spec.data) return data === null ? [] : [`${e.type} carries no data, got ${JSON.stringify(data)}`];
+  if (data === null) return [];
+  const r = spec.data.safeParse(data);
+  if (r.success) return [];
+  return r.error.issues.map((i) => `${e.type} data${i.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i.message}`);
+}
