@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import type { Channel, ROUTES } from '../main/engine/api/routes.js';
 import type { INPUTS, Methods } from '../main/engine/api/methods.js';
 import type { Issue, ErrorCode } from '../main/engine/errors.js';
+import type { EventType } from '../main/engine/events/catalogue.js';
 import type { EventRow } from '../main/engine/store/events.js';
 import type { PassReport } from '../main/engine/scheduler/context.js';
 import type { JobRow, JobStatus, RoutineDef, RunStatus, Schedule, TriggerRow, Timing } from '../main/engine/domain/types.js';
@@ -57,44 +58,13 @@ export interface ResultError {
 }
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ResultError };
 
-/** Every engine event is `noun:verb`. The ones the UI reacts to by name: */
-export type EngineEventType =
-  | 'routine:created'
-  | 'routine:updated'
-  | 'routine:removed'
-  | 'routine:paused'
-  | 'routine:resumed'
-  | 'routine:cleared'
-  | 'routine:crash-loop'
-  | 'schedule:imported'
-  | 'run:requested'
-  | 'run:submitted'
-  | 'run:running'
-  | 'run:completed'
-  | 'run:failed'
-  | 'run:exited'
-  | 'run:stopped'
-  | 'run:cancelled'
-  | 'run:delayed'
-  | 'run:retry'
-  | 'run:skipped'
-  | 'run:silent'
-  | 'run:timeout'
-  | 'run:refused'
-  | 'run:launch-failed'
-  | 'run:stop-failed'
-  | 'job:posted'
-  | 'job:pending'
-  | 'job:submitted'
-  | 'job:running'
-  | 'job:completed'
-  | 'job:failed'
-  | 'job:cancelled'
-  | 'job:launch-failed'
-  | 'backend:paused'
-  | 'backend:resumed';
+/** Every engine event type: the keys of the event catalogue (main/engine/events/catalogue.ts), the one list. */
+export type EngineEventType = EventType;
 
-/** An event of the logging plane as pushed: a known `noun:verb`, or another one (still `noun:verb`). */
+/**
+ * An event of the logging plane as pushed: one of the catalogue's types, or (a row an older Tend
+ * wrote, kept in the history) one since retired, still `noun:verb`.
+ */
 export type EngineEvent = Omit<EventRow, 'type'> & { type: EngineEventType | (string & {}) };
 
 /** event → payload: what the engine pushes to the UI. */

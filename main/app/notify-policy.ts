@@ -2,11 +2,14 @@
 // with their arrival time, sets a timer for the instant `offer` returns, and shows what `flush`
 // gives back.
 //
-// - A routine entering ERROR (failed, could not launch, refused, crash loop) or DELAYED is news.
+// - A routine entering ERROR or DELAYED is news: the event catalogue's `error` and `delayed`
+//   trouble (the same events the webhooks announce). A realtime restart (`restart`) is not: Tend
+//   is already handling it, and the webhook says so to whoever wants to hear.
 // - At most one notification per routine and kind per `perRoutineMs`: a one-shot retried every
 //   minute for an hour does not notify sixty times.
 // - Everything arriving within `groupWindowMs` of the first item becomes one notification
 //   ("3 routines failed"): a morning where a shared dependency broke is one message, not twenty.
+import { troubleOf as catalogueTrouble } from '../engine/events/catalogue.js';
 import { shortId } from './tray-model.js';
 
 export type Trouble = 'ERROR' | 'DELAYED';
@@ -32,14 +35,10 @@ export interface NotifyPolicyOptions {
   maxNamed?: number;
 }
 
-const ERROR_TYPES = new Set(['run:failed', 'run:launch-failed', 'run:refused', 'routine:crash-loop']);
-const DELAYED_TYPES = new Set(['run:delayed']);
-
 export function troubleOf(e: PolicyEvent): Trouble | null {
   if (!e.routineId) return null;
-  if (ERROR_TYPES.has(e.type)) return 'ERROR';
-  if (DELAYED_TYPES.has(e.type)) return 'DELAYED';
-  return null;
+  const t = catalogueTrouble(e.type);
+  return t === 'error' ? 'ERROR' : t === 'delayed' ? 'DELAYED' : null;
 }
 
 /** The renderer's route for a routine page (hash router). */

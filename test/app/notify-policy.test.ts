@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES, troubleOf as catalogueTrouble } from '../../main/engine/events/catalogue.js';
 import { NotificationPolicy, routineTarget, troubleOf, type PolicyEvent } from '../../main/app/notify-policy.js';
 
 const MIN = 60_000;
@@ -6,9 +7,17 @@ const failed = (path: string, message = 'failed: exit code 3'): PolicyEvent => (
 const delayed = (path: string): PolicyEvent => ({ type: 'run:delayed', routineId: `me@host:${path}`, message: 'DELAYED: not started within 60s' });
 
 describe('troubleOf', () => {
-  it('maps failures, launch failures, refusals and crash loops to ERROR and late runs to DELAYED', () => {
-    for (const type of ['run:failed', 'run:launch-failed', 'run:refused', 'routine:crash-loop']) expect(troubleOf({ type, routineId: 'a@b:c', message: '' })).toBe('ERROR');
+  it('maps failures, launch failures, refusals, crash loops and silent external routines to ERROR and late runs to DELAYED', () => {
+    // routine:silent: the webhooks always called it an error; the notifier now agrees (the catalogue's answer).
+    for (const type of ['run:failed', 'run:launch-failed', 'run:refused', 'routine:crash-loop', 'routine:silent']) expect(troubleOf({ type, routineId: 'a@b:c', message: '' })).toBe('ERROR');
     expect(troubleOf({ type: 'run:delayed', routineId: 'a@b:c', message: '' })).toBe('DELAYED');
+  });
+
+  it('is the catalogue: error trouble is ERROR, delayed is DELAYED, a realtime restart and the rest are not news', () => {
+    for (const type of EVENT_TYPES) {
+      const t = catalogueTrouble(type);
+      expect(troubleOf({ type, routineId: 'a@b:c', message: '' }), type).toBe(t === 'error' ? 'ERROR' : t === 'delayed' ? 'DELAYED' : null);
+    }
   });
 
   it('ignores everything else, and events without a routine', () => {

@@ -1,4 +1,5 @@
-// What deserves a webhook, read off the logging plane (the events table) and the run rows:
+// What deserves a webhook, read off the logging plane (the events table) and the run rows; which
+// events are trouble, and of which kind, is the event catalogue's (events/catalogue.ts):
 //   error    a run entered ERROR (failed, could not launch, refused, crash loop, silent external);
 //            retries of the same scheduled instance are one notice, not one per attempt
 //   delayed  a batch run entered DELAYED (due, not started within its tolerance)
@@ -7,6 +8,7 @@
 //            realtime routine has a new instance RUNNING for its startup grace (default 45 s)
 // Trouble is kept per routine (webhook_trouble) so a recovery is only announced after a problem.
 import type { RoutineDef, RunRow } from '../domain/types.js';
+import { recovers, troubleOf } from '../events/catalogue.js';
 import type { EventRow } from '../store/events.js';
 import type { Store } from '../store/store.js';
 import type { WebhookEvent, WebhookStore } from './store.js';
@@ -23,13 +25,11 @@ export interface Notice {
   source: { eventId: number | null; type: string | null };
 }
 
-const ERROR_TYPES = new Set(['run:failed', 'run:launch-failed', 'run:refused', 'routine:crash-loop', 'routine:silent']);
-const NOTICE_TYPES = new Set([...ERROR_TYPES, 'run:delayed', 'run:exited', 'run:completed']);
-
 /** The notices one event gives (zero or one), updating the trouble state. Call inside a transaction. */
 export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice | null {
   // Most events (submitted, running, …) say nothing a receiver hears about: no read for them.
-  if (!e.routineId || !NOTICE_TYPES.has(e.type)) return null;
+  const trouble = troubleOf(e.type);
+  if (!e.routineId || (!trouble && !recovers(e.type))) return null;
   const routineId = e.routineId;
   let read: RunRow | null | undefined;
   const runOf = (): RunRow | null => (read === undefined ? (read = e.runId ? store.runs.get(e.runId) : null) : read);
@@ -44,7 +44,7 @@ export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice |
     source: { eventId: e.id, type: e.type },
   });
 
-  if (ERROR_TYPES.has(e.type)) {
+  if (trouble === 'error') {
     const run = runOf();
     if (!run || run.status !== 'ERROR') return null;
     const t = wh.trouble(routineId);
@@ -60,19 +60,19 @@ export function noticeFor(store: Store, wh: WebhookStore, e: EventRow): Notice |
     wh.setTrouble(routineId, 'error', run.id, e.at);
     return make('error', `${routineId}: ${e.message}`);
   }
-  if (e.type === 'run:delayed') {
+  if (trouble === 'delayed') {
     const run = runOf();
     if (!run || run.status !== 'DELAYED') return null;
     wh.setTrouble(routineId, 'delayed', run.id, e.at);
     return make('delayed', `${routineId}: ${e.message}`);
   }
-  if (e.type === 'run:exited') {
+  if (trouble === 'restart') {
     const run = runOf();
     if (!run || run.kind !== 'realtime') return null;
     wh.setTrouble(routineId, 'restart', run.id, e.at);
     return make('restart', `${routineId} ${e.message}; Tend starts it again`);
   }
-  if (e.type === 'run:completed') {
+  if (recovers(e.type)) {
     const t = wh.trouble(routineId);
     const run = t ? runOf() : null;
     if (!t || !run) return null;
