@@ -23,6 +23,12 @@ export function fail(err: unknown): void {
     process.exitCode = 1;
     return;
   }
+  // The daemon said no (`tend report`): its message names the call; its code says whether the input was bad.
+  if (e?.name === 'ApiError') {
+    process.stderr.write(`tend: ${e.message}\n`);
+    process.exitCode = e.code === 'INVALID' || e.code === 'BAD_REQUEST' ? 2 : 1;
+    return;
+  }
   process.stderr.write(`tend: ${e?.message ?? String(err)}\n`);
   process.exitCode = 1;
 }

@@ -10,7 +10,9 @@ import { utcDay } from '../../main/engine/ids.js';
 import { Store } from '../../main/engine/store/store.js';
 import { DEFAULT_KEEP_DAYS } from '../../main/engine/keep-days.js';
 import { createLocalBackend, type LocalBackend } from '../local/local-backend.js';
-import { ApiClient, ApiRefused } from './client.js';
+import { ApiError } from '../../contract/api-error.js';
+import type { Api } from '../../contract/api-client.js';
+import { workerApi } from './client.js';
 import { pruneRunDirs } from './prune.js';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -99,7 +101,7 @@ export class Kick {
 export class WorkerAgent {
   readonly store: Store;
   readonly local: LocalBackend;
-  private readonly api: ApiClient;
+  private readonly api: Api;
   private readonly stop = new AbortController();
   private readonly reportKick = new Kick();
   private readonly jobsKick = new Kick();
@@ -118,7 +120,7 @@ export class WorkerAgent {
   constructor(private readonly o: AgentOptions) {
     this.store = Store.open(join(o.dataDir, 'tend.db'));
     this.local = createLocalBackend({ dataDir: o.dataDir, tendVersion: o.version, killGraceMs: o.killGraceMs, onExit: () => this.kick() });
-    this.api = new ApiClient(o.server, o.token);
+    this.api = workerApi(o.server, o.token);
   }
 
   private kick(): void {
@@ -163,10 +165,10 @@ export class WorkerAgent {
           if (this.stop.signal.aborted) return;
           this.online = false;
           const next = `${Math.round(backoff / 100) / 10} s`;
-          if (err instanceof ApiRefused && err.status === 403 && / belongs to /.test(err.message)) {
+          if (err instanceof ApiError && err.code === 'FORBIDDEN' && / belongs to /.test(err.message)) {
             return this.giveUp(mismatch(err.message, this.o.computer));
           }
-          if (err instanceof ApiRefused && err.status === 401) {
+          if (err instanceof ApiError && err.code === 'UNAUTHORIZED') {
             const why = `the server refused the token (${err.message}): it is wrong, was replaced, or the worker was forgotten; issue one on the daemon host with \`tend worker token ${this.o.computer}\``;
             if (++refusals >= TOKEN_TRIES) return this.giveUp(`${why}. Gave up after ${TOKEN_TRIES} tries.`);
             this.say(`${why} (try ${refusals} of ${TOKEN_TRIES}; next in ${next})`);
@@ -201,7 +203,7 @@ export class WorkerAgent {
 
   /** Every call to the server: "connected" is what the server answered, not what a loop assumed. */
   private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const value = await this.api.call<T>(method, path, body, this.stop.signal, `${method} ${path.split('?')[0]}`);
+    const value = await this.api.request<T>(method, path, body, { signal: this.stop.signal, what: `${method} ${path.split('?')[0]}` });
     if (!this.online) {
       this.online = true;
       this.o.log('connected');

@@ -32,9 +32,9 @@ export function register(program: Command): void {
         }
         if (!server || !token) usage('--server', 'no daemon address: give --server and --token (or TEND_SERVER and TEND_TOKEN), or run on the daemon host');
         const { expandRoutineId } = await import('../../engine/domain/schema.js');
-        const { ApiClient } = await import('../../../worker/remote/client.js');
+        const { workerApi } = await import('../../../worker/remote/client.js');
         const full = expandRoutineId(id);
-        const value = await new ApiClient(server, token).call<{ runId: string | null; status: string | null }>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body, undefined, `${full} ${act}`);
+        const value = await workerApi(server, token).request<{ runId: string | null; status: string | null }>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body, { what: `${full} ${act}` });
         print(o.json, value, () => `${full}: ${act} reported${value.runId ? ` (run ${value.runId}, ${value.status})` : ''}`);
       }),
     );
