@@ -14,6 +14,10 @@
 // the same outcome events (succeed_once → fired, fail_exhausted → failed, the others stay paused).
 // Dropping it would let a delivered one-shot fire again on resume.
 // Terminal: fired, failed, cancelled.
+//
+// Applied in SQL by scheduler/moves.ts `moveTrigger` (a compare-and-set from the state the trigger
+// was read in). Only a definition (a new routine, a changed timing) and `clear` write a trigger
+// whole, and only as scheduled or paused.
 
 import type { TriggerState } from '../domain/types.js';
 import { defineMachine, type TransitionResult, type TransitionTable } from './machine.js';
@@ -29,7 +33,7 @@ export const TRIGGER_EVENTS = [
   'succeed_once',
   /** A recurring (runtimes/cron/every) attempt succeeded; the next cadence is computed. */
   'succeed_recurring',
-  /** A one-shot attempt failed and its retry window is still open. */
+  /** An attempt failed within its routine's retry window (a retry is queued unless paused). */
   'fail_retry',
   /** A one-shot attempt failed and retries are exhausted. */
   'fail_exhausted',
