@@ -163,7 +163,7 @@ async function measurePass(dir: string, passes: number): Promise<{ medianMs: num
   try {
     const clock = new ManualClock(Date.now());
     const scheduler = new Scheduler(store, clock, new Map([['local', new NoopBackend()]]), {
-      maxParallel: 100_000, leaseTimeoutMs: 60_000, killGraceMs: 1000, misfireAfterMs: 3_600_000, misfireAllCap: 10, computer: 'bench@host', owner: 'bench', dataDir: dir,
+      maxParallel: 100_000, leaseTimeoutMs: 60_000, killGraceMs: 1000, misfireAfterMs: 3_600_000, misfireAllCap: 10, workerOfflineMs: 30_000, computer: 'bench@host', owner: 'bench', dataDir: dir,
     });
     const ids = benchRoutines().filter((r) => r.cron).map((r) => r.id);
     const makeDue = store.db.prepare(`UPDATE triggers SET next_run_at = ? WHERE routine_id = ?`);

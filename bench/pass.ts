@@ -26,6 +26,7 @@ async function measure(total: number, due: number, passes: number) {
       killGraceMs: 1000,
       misfireAfterMs: 3_600_000,
       misfireAllCap: 10,
+      workerOfflineMs: 30_000,
       computer: 'bench@host',
       owner: 'bench',
       dataDir: dir,

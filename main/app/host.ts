@@ -7,6 +7,7 @@ import { isLiveOwner, readPidRecord, type PidRecord } from '../engine/daemon/own
 import { nudgeDaemon } from '../engine/daemon/nudge.js';
 import { startEngineHost } from '../engine/host/engine-host.js';
 import { TendError, errorMessage } from '../engine/errors.js';
+import { settingsForStart, type Settings } from '../engine/settings.js';
 import { tendVersion } from '../engine/version.js';
 import { engineClient, httpClient, type TendClient } from './client.js';
 import type { AppInfo } from './ipc-channels.js';
@@ -27,10 +28,13 @@ export interface Host {
 
 export interface HostOptions {
   dataDir: string;
+  /** Default: the settings' (TEND_DAEMON_INTERVAL_MS). */
   intervalMs?: number;
+  /** Default: read from the environment when the app owns the data dir (a bad value stops the start, named). */
+  settings?: Settings;
   /** Serve the built renderer at the API address (browser mode). */
   rendererDir?: string | null;
-  /** Start the HTTP API in engine mode (default: unless TEND_API=off). */
+  /** Start the HTTP API in engine mode (default: the settings', unless TEND_API=off). */
   api?: boolean;
   log?: (line: string) => void;
   /** How long to wait for an owning daemon to publish its API address. */
@@ -63,12 +67,14 @@ export async function startHost(o: HostOptions): Promise<Host> {
 
 async function own(o: HostOptions): Promise<Host> {
   const log = o.log ?? (() => undefined);
+  const settings = o.settings ?? settingsForStart(process.env, log);
   const served = await startEngineHost({
     dataDir: o.dataDir,
-    intervalMs: o.intervalMs ?? 1000,
+    intervalMs: o.intervalMs ?? settings.intervalMs,
     kind: 'app',
-    api: o.api ?? process.env.TEND_API !== 'off',
+    api: o.api ?? settings.api,
     rendererDir: o.rendererDir ?? null,
+    settings,
     log,
   });
   const { engine, api } = served;

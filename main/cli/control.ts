@@ -1,7 +1,7 @@
 // Control operations from the CLI: the store plus a local backend to stop jobs through their
 // durable handles, and a signal to nudge the owning daemon.
 import type { ControlDeps } from '../engine/ops/control.js';
-import { dataDirPath, withStore } from './io.js';
+import { cliSettings, dataDirPath, withStore } from './io.js';
 
 export async function withControl<T>(fn: (c: ControlDeps) => Promise<T>): Promise<T> {
   const dir = await dataDirPath();
@@ -10,13 +10,14 @@ export async function withControl<T>(fn: (c: ControlDeps) => Promise<T>): Promis
     import('../engine/daemon/nudge.js'),
     import('../engine/version.js'),
   ]);
-  const killGraceMs = Number(process.env.TEND_KILL_GRACE_MS ?? 10_000);
+  const { killGraceMs, commandTtlMs } = await cliSettings();
   return withStore((store) =>
     fn({
       store,
       backends: new Map([['local', createLocalBackend({ dataDir: dir, tendVersion: tendVersion(), killGraceMs })]]),
       now: () => Date.now(),
       killGraceMs,
+      commandTtlMs,
       nudge: () => void nudgeDaemon(dir),
     }),
   );

@@ -1,5 +1,6 @@
 // Shared CLI plumbing: opening the data dir, printing, and turning errors into exit codes.
 // Kept free of heavy imports: every command loads only what it needs.
+import type { Settings } from '../engine/settings.js';
 import type { Store } from '../engine/store/store.js';
 import { BUSY_TIMEOUT_MS, busyError, isBusy } from '../engine/store/busy.js';
 
@@ -70,6 +71,25 @@ export function print(json: boolean | undefined, value: unknown, human: () => st
 export async function dataDirPath(): Promise<string> {
   const { dataDir } = await import('../engine/datadir.js');
   return dataDir();
+}
+
+let settingsRead: Promise<SettingsRead> | null = null;
+type SettingsRead = ReturnType<typeof import('../engine/settings.js').readSettings>;
+
+/** The environment's settings, read once per command; a bad value is named and its default used. */
+export async function cliSettingsRead(): Promise<SettingsRead> {
+  settingsRead ??= import('../engine/settings.js').then(({ readSettings }) => {
+    const read = readSettings(process.env);
+    // A refused knob is the daemon's to refuse; a command goes on with its default (a bad
+    // TEND_DAEMON_INTERVAL_MS must not stop `tend daemon stop`).
+    for (const p of read.problems) if (!p.refused) process.stderr.write(`tend: ${p.message}\n`);
+    return read;
+  });
+  return settingsRead;
+}
+
+export async function cliSettings(): Promise<Settings> {
+  return (await cliSettingsRead()).settings;
 }
 
 /** The database this command opened, for a message about its lock. */

@@ -14,6 +14,7 @@ import type { NewEvent } from './store/events.js';
 import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from './ops/control.js';
 import { DEFAULT_OPTIONS, type SchedulerOptions } from './scheduler/context.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { settings, type Settings } from './settings.js';
 import { IntegrityChecks } from './store/integrity.js';
 import { Store } from './store/store.js';
 
@@ -24,6 +25,8 @@ export interface BackendHooks {
   readonly clock: Clock;
   /** TERM → KILL grace of the scheduler's options. */
   readonly killGraceMs: number;
+  /** The engine's settings (the pool's command TTL and online rule). */
+  readonly settings: Settings;
   /** A waiter this process started has exited: its run can be settled now. */
   exited(runId: string): void;
   /** A command was queued for a worker host: answer its long poll at once. */
@@ -48,6 +51,8 @@ export interface EngineConfig {
   store?: Store;
   /** History retention (the daemon and the app keep 30 days, TEND_KEEP_DAYS); unset keeps everything. */
   retention?: RetentionOptions;
+  /** The process's settings (read once at start; tests pass their own); default: the defaults. */
+  settings?: Settings;
 }
 
 export class Engine {
@@ -63,19 +68,26 @@ export class Engine {
   readonly retention: Retention;
   /** The full integrity check of tend.db, run off the event loop (after an unclean shutdown, for the doctor). */
   readonly integrity: IntegrityChecks;
+  readonly settings: Settings;
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
     this.clock = cfg.clock ?? systemClock;
+    const s = (this.settings = cfg.settings ?? settings());
     makePrivateDir(paths(cfg.dataDir).runs);
     this.store = cfg.store ?? Store.open(paths(cfg.dataDir).db);
     this.integrity = new IntegrityChecks(this.store.db.name, () => this.clock.now());
     const opts: SchedulerOptions = {
       ...DEFAULT_OPTIONS,
+      maxParallel: s.maxParallel,
+      ...(s.batchSlots !== null ? { batchSlots: s.batchSlots } : {}),
+      killGraceMs: s.killGraceMs,
       computer: localComputer(),
       owner: `pid:${process.pid}:${randomBytes(3).toString('hex')}`,
       launchInBackground: true,
       ...cfg.options,
+      // One online rule for the scheduler and everything reading engine.settings.
+      workerOfflineMs: s.workerOfflineMs,
       dataDir: cfg.dataDir,
     };
     const backends = cfg.backends({
@@ -83,6 +95,7 @@ export class Engine {
       store: this.store,
       clock: this.clock,
       killGraceMs: opts.killGraceMs,
+      settings: s,
       exited: (runId) => this.exited(runId),
       wakeWorker: (computer) => this.wake.commandsFor(computer),
     });
@@ -103,7 +116,7 @@ export class Engine {
     });
     this.retention = new Retention(this.store, cfg.dataDir, this.clock, cfg.retention ?? { keepDays: null }, (e) => this.log(e));
     this.loop = new Loop({
-      intervalMs: cfg.intervalMs ?? 1000,
+      intervalMs: cfg.intervalMs ?? s.intervalMs,
       pass: async () => {
         await this.scheduler.pass();
         await this.sweepHistory();
@@ -114,6 +127,7 @@ export class Engine {
       backends: this.backends,
       now: () => this.clock.now(),
       killGraceMs: opts.killGraceMs,
+      commandTtlMs: s.commandTtlMs,
       nudge: () => this.loop.nudge(),
       wakeWorker: (c) => this.wake.commandsFor(c),
     };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startApi, type ApiOptions, type ApiServer } from '../../main/engine/api/server.js';
 import type { Engine } from '../../main/engine/engine.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
+import type { Settings } from '../../main/engine/settings.js';
 
 export interface Reply {
   status: number;
@@ -102,11 +103,13 @@ export interface SandboxOptions extends ApiOptions {
   loop?: boolean;
   /** Serve a minimal renderer (adds the public static route). */
   renderer?: boolean;
+  /** The engine's settings (what the daemon reads from the environment). */
+  settings?: Settings;
 }
 
 export async function apiSandbox(o: SandboxOptions = {}): Promise<ApiSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'tend-api-'));
-  const engine = buildEngine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 } });
+  const engine = buildEngine({ dataDir: dir, intervalMs: 50, options: { killGraceMs: 1000 }, settings: o.settings });
   let rendererDir: string | null = null;
   if (o.renderer) {
     rendererDir = join(dir, 'renderer');

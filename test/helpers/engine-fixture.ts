@@ -10,6 +10,7 @@ import type { ControlDeps } from '../../main/engine/ops/control.js';
 import { saveRoutine } from '../../main/engine/ops/routines.js';
 import { DEFAULT_OPTIONS, type PassReport, type SchedulerOptions } from '../../main/engine/scheduler/context.js';
 import { Scheduler } from '../../main/engine/scheduler/scheduler.js';
+import { DEFAULT_SETTINGS } from '../../main/engine/settings.js';
 import type { EventRow } from '../../main/engine/store/events.js';
 import { Store } from '../../main/engine/store/store.js';
 import { TestBackend } from './test-backend.js';
@@ -105,7 +106,7 @@ export class Fixture {
   }
 
   control(): ControlDeps {
-    return { store: this.store, backends: new Map([['local', this.backend]]), now: () => this.now(), killGraceMs: this.opts.killGraceMs, nudge: () => undefined };
+    return { store: this.store, backends: new Map([['local', this.backend]]), now: () => this.now(), killGraceMs: this.opts.killGraceMs, commandTtlMs: DEFAULT_SETTINGS.commandTtlMs, nudge: () => undefined };
   }
 
   close(): void {

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEngineHost, type EngineHost } from '../../main/engine/host/engine-host.js';
 import { postJob } from '../../main/engine/ops/jobs.js';
 import { removeRoutine, saveRoutine } from '../../main/engine/ops/routines.js';
+import { settings } from '../../main/engine/settings.js';
 import { createLocalBackend } from '../../worker/local/index.js';
 import { readPidRecord } from '../../worker/jobdir/jobdir.js';
 import { isSameProcessAlive } from '../../worker/jobdir/proc.js';
@@ -32,7 +33,7 @@ afterEach(async () => {
 
 async function start(): Promise<EngineHost> {
   dir = mkdtempSync(join(tmpdir(), 'tend-host-stop-'));
-  host = await startEngineHost({ dataDir: dir, intervalMs: 50, kind: 'daemon', api: true, rendererDir: null, keepDays: null, log: () => undefined, options: { computer: COMPUTER, killGraceMs: GRACE_MS } });
+  host = await startEngineHost({ dataDir: dir, intervalMs: 50, kind: 'daemon', api: true, rendererDir: null, settings: settings({ keepDays: null }), log: () => undefined, options: { computer: COMPUTER, killGraceMs: GRACE_MS } });
   return host;
 }
 

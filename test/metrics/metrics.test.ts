@@ -11,7 +11,7 @@ import { localComputer } from '../../main/engine/domain/schema.js';
 import type { Engine } from '../../main/engine/engine.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
 import { collectMetrics, PassStats, RUN_DURATION_BOUNDS } from '../../main/engine/metrics/collect.js';
-import { WORKER_OFFLINE_MS as WORKER_ONLINE_MS } from '../../main/engine/domain/online.js';
+import { DEFAULT_SETTINGS, settings } from '../../main/engine/settings.js';
 import { escapeLabelValue, Exposition } from '../../main/engine/metrics/prom.js';
 import { postJob } from '../../main/engine/ops/jobs.js';
 import { pauseRoutine, saveRoutine } from '../../main/engine/ops/routines.js';
@@ -108,7 +108,7 @@ beforeAll(async () => {
   await waitFor(() => engine.store.runs.get(second.id)!.status === 'COMPLETED', 20_000, 'the second run of ok');
   // Two workers: one heard from just now, one long silent.
   engine.store.pool.seen('me@worker1', Date.now(), { version: '0.1.0', slots: 2, running: 0 });
-  engine.store.pool.seen('me@worker2', Date.now() - WORKER_ONLINE_MS - 60_000, { version: '0.1.0', slots: 2, running: 0 });
+  engine.store.pool.seen('me@worker2', Date.now() - DEFAULT_SETTINGS.workerOfflineMs - 60_000, { version: '0.1.0', slots: 2, running: 0 });
 }, 60_000);
 
 afterAll(async () => {
@@ -215,17 +215,20 @@ describe('GET /metrics', () => {
   });
 });
 
-describe('GET /metrics with TEND_METRICS_PUBLIC=1', () => {
+describe('GET /metrics with metricsPublic (TEND_METRICS_PUBLIC=1)', () => {
   let other: ApiServer | null = null;
+  let publicEngine: Engine | null = null;
   afterEach(async () => {
-    delete process.env.TEND_METRICS_PUBLIC;
     await other?.close();
     other = null;
+    await publicEngine?.close();
+    if (publicEngine) rmSync(publicEngine.dataDir, { recursive: true, force: true });
+    publicEngine = null;
   });
 
   it('answers without a token; other routes still need one', async () => {
-    process.env.TEND_METRICS_PUBLIC = '1';
-    other = await startApi(engine, { token: api.token });
+    publicEngine = buildEngine({ dataDir: mkdtempSync(join(tmpdir(), 'tend-metrics-public-')), settings: settings({ metricsPublic: true }) });
+    other = await startApi(publicEngine);
     const res = await fetch(`${other.url}/metrics`, { signal: AbortSignal.timeout(10_000) });
     expect(res.status).toBe(200);
     expect(families(await res.text()).has('tend_runs_total')).toBe(true);
@@ -253,7 +256,7 @@ describe('the exposition writer', () => {
   });
 
   it('collectMetrics works on a store without pass statistics (another process reading the data dir)', () => {
-    const text = collectMetrics(engine.store, Date.now(), null);
+    const text = collectMetrics(engine.store, Date.now(), null, DEFAULT_SETTINGS.workerOfflineMs);
     assertWellFormed(text);
     const m = families(text);
     expect(family(m, 'tend_pass_duration_seconds').metrics).toEqual([]);

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../main/engine/clock.js';
 import type { RunRow } from '../../main/engine/domain/types.js';
 import { collectMetrics } from '../../main/engine/metrics/collect.js';
-import { DAY_MS, keepDaysFromEnv } from '../../main/engine/keep-days.js';
+import { DAY_MS } from '../../main/engine/keep-days.js';
+import { DEFAULT_SETTINGS } from '../../main/engine/settings.js';
 import { Retention } from '../../main/engine/retention.js';
 import { Store } from '../../main/engine/store/store.js';
 import { scratch } from '../helpers/engine-fixture.js';
@@ -88,7 +89,7 @@ describe('history retention', () => {
     const outside = run('e1', 'me@h:e', OLD, { runDir: join(box.dir, 'not-runs', 'e1') });
     mkdirSync(outside.runDir!, { recursive: true });
     run('e2', 'me@h:e', RECENT);
-    const before = collectMetrics(store, NOW, null);
+    const before = collectMetrics(store, NOW, null, DEFAULT_SETTINGS.workerOfflineMs);
 
     const r = await new Retention(store, box.dir, clock, { keepDays: 30 }).sweep();
 
@@ -102,7 +103,7 @@ describe('history retention', () => {
     expect(existsSync(remote.runDir!)).toBe(true);
     expect(existsSync(outside.runDir!)).toBe(true);
 
-    const after = collectMetrics(store, NOW, null);
+    const after = collectMetrics(store, NOW, null, DEFAULT_SETTINGS.workerOfflineMs);
     for (const name of ['tend_runs_total', 'tend_run_duration_seconds', 'tend_last_success_timestamp_seconds']) expect(metric(after, name)).toEqual(metric(before, name));
     expect(metric(after, 'tend_runs_total{')).toContain('tend_runs_total{routine="me@h:a",kind="batch",outcome="error"} 1');
   });
@@ -134,15 +135,15 @@ describe('history retention', () => {
   it('removes old events and commands, and reports of work no longer in flight', async () => {
     clock.set(OLD);
     store.events.append({ type: 'run:completed', message: 'old' }, OLD);
-    const fetched = store.pool.enqueue('u@w', 'start', { runId: 'x' }, OLD);
+    const fetched = store.pool.enqueue('u@w', 'start', { runId: 'x' }, OLD, DEFAULT_SETTINGS.commandTtlMs);
     store.pool.fetch('u@w', OLD + 1);
-    const neverFetched = store.pool.enqueue('u@v', 'start', { runId: 'y' }, OLD);
+    const neverFetched = store.pool.enqueue('u@v', 'start', { runId: 'y' }, OLD, DEFAULT_SETTINGS.commandTtlMs);
     const report = { kind: 'run' as const, computer: 'u@w', state: 'done' as const, pid: 5, exitCode: 0, signal: null, reason: null, runDir: '/x', startedAt: OLD, endedAt: OLD, heartbeatAt: null };
     store.pool.saveReport({ ...report, refId: 'gone' }, OLD);
     store.pool.saveReport({ ...report, refId: 'inflight', state: 'running' }, OLD);
     store.ledger.record('run', 'inflight', 'pool:u@w', { id: 'inflight' }, OLD);
     store.events.append({ type: 'run:completed', message: 'new' }, RECENT);
-    const recent = store.pool.enqueue('u@w', 'start', { runId: 'z' }, RECENT);
+    const recent = store.pool.enqueue('u@w', 'start', { runId: 'z' }, RECENT, DEFAULT_SETTINGS.commandTtlMs);
     clock.set(NOW);
 
     const r = await new Retention(store, box.dir, clock, { keepDays: 30 }).sweep();
@@ -169,17 +170,11 @@ describe('history retention', () => {
     expect(store.db.prepare(`SELECT id FROM runs`).pluck().all()).toEqual(['last']);
   });
 
-  it('keeps everything when told to, and reads TEND_KEEP_DAYS strictly', async () => {
+  it('keeps everything when told to', async () => {
     run('a1', 'me@h:a', OLD);
     run('a2', 'me@h:a', RECENT);
     expect(await new Retention(store, box.dir, clock, { keepDays: null }).maybeSweep()).toBeNull();
     expect(store.runs.get('a1')).not.toBeNull();
-
-    expect(keepDaysFromEnv(undefined)).toBe(30);
-    expect(keepDaysFromEnv('')).toBe(30);
-    expect(keepDaysFromEnv('7')).toBe(7);
-    expect(keepDaysFromEnv('forever')).toBeNull();
-    for (const bad of ['0', '-3', '1.5', 'week', '36501']) expect(() => keepDaysFromEnv(bad)).toThrow(`TEND_KEEP_DAYS must be a whole number of days from 1 to 36500, or "forever", got "${bad}"`);
   });
 });
 

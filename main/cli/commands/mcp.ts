@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, dataDirPath } from '../io.js';
+import { action, cliSettings, dataDirPath } from '../io.js';
 
 export function register(program: Command): void {
   program
@@ -9,7 +9,7 @@ export function register(program: Command): void {
     .action(
       action(async (o: { allowActions?: boolean }) => {
         const { runMcpStdio } = await import('../../engine/mcp/stdio.js');
-        await runMcpStdio({ dataDir: await dataDirPath(), allowActions: !!o.allowActions });
+        await runMcpStdio({ dataDir: await dataDirPath(), allowActions: !!o.allowActions, settings: await cliSettings() });
       }),
     );
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, dataDirPath, print, usage, withStore } from '../io.js';
+import { action, cliSettings, cliSettingsRead, dataDirPath, print, usage, withStore } from '../io.js';
 
 const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 
@@ -31,13 +31,9 @@ export function register(program: Command): void {
           import('node:path'),
         ]);
         const dir = o.dataDir ? resolve(o.dataDir) : join(await dataDirPath(), 'worker');
-        const { keepDaysFromEnv } = await import('../../engine/keep-days.js');
-        let keepDays: number | null;
-        try {
-          keepDays = keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
-        } catch (err) {
-          usage('TEND_KEEP_DAYS', (err as Error).message.replace(/^TEND_KEEP_DAYS /, ''));
-        }
+        const { settings, problems } = await cliSettingsRead();
+        const badKeep = problems.find((p) => p.knob === 'TEND_KEEP_DAYS');
+        if (badKeep) usage('TEND_KEEP_DAYS', badKeep.message.replace(/^TEND_KEEP_DAYS /, ''));
         const agent = new WorkerAgent({
           server: o.server,
           token,
@@ -45,7 +41,7 @@ export function register(program: Command): void {
           batchSlots: slots,
           dataDir: dir,
           version: tendVersion(),
-          keepDays,
+          keepDays: settings.keepDays,
           log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
         });
         const stop = () => agent.shutdown();
@@ -94,7 +90,8 @@ export function register(program: Command): void {
         if (!COMPUTER.test(computer)) usage('computer', 'must look like user@COMPUTER');
         const { forgetWorker } = await import('../../engine/ops/workers.js');
         const now = Date.now();
-        const r = await withStore((s) => forgetWorker(s, (e) => s.events.append(e, now), computer, { force: o.force, now }));
+        const { workerOfflineMs } = await cliSettings();
+        const r = await withStore((s) => forgetWorker(s, (e) => s.events.append(e, now), computer, { force: o.force, now, workerOfflineMs }));
         const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
         nudgeDaemon(await dataDirPath());
         print(o.json, r, () => `forgot ${computer}: ${r.runs} run(s) end unknown, ${r.failedJobs} job(s) failed, ${r.requeuedJobs} job(s) back in the queue`);

@@ -146,10 +146,10 @@ export function makeMethods(engine: Engine) {
       return { runId: run.id, stream: a.stream ?? 'stdout', text };
     },
     'workers.list': () =>
-      (store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all() as { lastSeen: number | null }[]).map((w) => ({ ...w, online: workerOnline(w.lastSeen, now()) })),
+      (store.db.prepare(`SELECT computer, version, slots, running, last_seen AS lastSeen, registered_at AS registeredAt FROM workers ORDER BY computer`).all() as { lastSeen: number | null }[]).map((w) => ({ ...w, online: workerOnline(w.lastSeen, now(), engine.settings.workerOfflineMs) })),
     'workers.forget': (a: { computer: string; force?: boolean }) => {
       // engine.tx: listeners hear the events once the forgetting is committed.
-      const r = engine.tx(() => forgetWorker(store, (e) => engine.log(e), a.computer, { force: a.force, now: now() }));
+      const r = engine.tx(() => forgetWorker(store, (e) => engine.log(e), a.computer, { force: a.force, now: now(), workerOfflineMs: engine.settings.workerOfflineMs }));
       engine.nudge();
       return r;
     },

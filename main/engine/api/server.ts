@@ -16,9 +16,11 @@ import { webhookRoutes } from '../webhooks/routes.js';
 import { Streams } from './streams.js';
 import { EventsQuery } from './events-query.js';
 
+/** Unset: the engine's settings (apiHost, apiPort, metricsPublic). */
 export interface ApiOptions {
   host?: string;
   port?: number;
+  metricsPublic?: boolean;
   /** Reuse the token of an existing api.json (bookmarked browser sessions keep working). */
   token?: string;
   bodyLimit?: number;
@@ -52,11 +54,11 @@ declare module 'fastify' {
 }
 
 export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiServer> {
-  const host = o.host ?? process.env.TEND_API_HOST ?? '127.0.0.1';
+  const host = o.host ?? engine.settings.apiHost;
   // A restarted daemon keeps its address, so workers and bookmarked browser tabs find it again.
   const previous = readApiFile(engine.dataDir);
   const previousPort = previous ? Number(new URL(previous.url).port) || 0 : 0;
-  const explicit = o.port ?? (process.env.TEND_API_PORT ? Number(process.env.TEND_API_PORT) : null);
+  const explicit = o.port ?? engine.settings.apiPort;
   const port = explicit ?? previousPort;
   const token = o.token ?? readApiFile(engine.dataDir)?.token ?? newToken();
   const app = Fastify({
@@ -130,7 +132,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
 
   const ctx: ApiContext = { engine, principal: (req) => req.principal };
   poolRoutes(app, ctx);
-  metricsRoute(app, ctx);
+  metricsRoute(app, ctx, o.metricsPublic ?? engine.settings.metricsPublic);
   webhookRoutes(app, ctx);
   if (o.rendererDir) serveRenderer(app, o.rendererDir);
 

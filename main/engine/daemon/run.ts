@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { openAddress } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { startEngineHost, type EngineHost } from '../host/engine-host.js';
+import { SettingsError, settingsForStart, type Settings } from '../settings.js';
 import { RotatingLog } from './log.js';
 import { installOwnerSignals } from './signals.js';
 
@@ -16,6 +17,8 @@ export interface RunOptions {
   /** Also print log lines to stderr (foreground use). */
   echo?: boolean;
   api?: boolean;
+  /** Default: read from the environment here, once (a bad value stops the start, named). */
+  settings?: Settings;
 }
 
 /** The built renderer, served in browser mode (absent until the UI is built). */
@@ -33,20 +36,23 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     file.write(line);
     if (o.echo ?? true) process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   };
-  let intervalMs: number;
+  let settings: Settings;
   try {
-    intervalMs = o.intervalMs ?? parseInterval(process.env.TEND_DAEMON_INTERVAL_MS);
+    settings = o.settings ?? settingsForStart(process.env, (message) => log(`tend daemon: ${message}`));
   } catch (err) {
-    log(`tend daemon: ${(err as Error).message}`);
-    return 2;
+    if (!(err instanceof SettingsError)) throw err;
+    for (const p of err.problems) log(`tend daemon: ${p.message}`);
+    // As before: a bad pass interval is a usage error (2); a bad limit or history setting, 1.
+    return err.problems.some((p) => p.knob === 'TEND_DAEMON_INTERVAL_MS') ? 2 : 1;
   }
+  const intervalMs = o.intervalMs ?? settings.intervalMs;
   // Before the claim: from the moment daemon.pid names us, `tend` commands signal us.
   const signals = installOwnerSignals();
   let onLost!: (why: string) => void;
   const lost = new Promise<string>((r) => (onLost = r));
   let served: EngineHost;
   try {
-    served = await startEngineHost({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? process.env.TEND_API !== 'off', rendererDir: rendererDir(), options: envOptions(), log, signal: signals.signal, onLost });
+    served = await startEngineHost({ dataDir: o.dataDir, intervalMs, kind: 'daemon', api: o.api ?? settings.api, rendererDir: rendererDir(), settings, log, signal: signals.signal, onLost });
   } catch (err) {
     signals.dispose();
     log(`tend daemon: ${(err as Error).message}`);
@@ -76,24 +82,4 @@ export async function runDaemon(o: RunOptions): Promise<number> {
   await served.stop();
   signals.dispose();
   return end.why ? 1 : 0;
-}
-
-/** TEND_MAX_PARALLEL (jobs in flight) and TEND_BATCH_SLOTS (one-off jobs this host runs itself). */
-function envOptions(): { maxParallel?: number; batchSlots?: number } {
-  const out: { maxParallel?: number; batchSlots?: number } = {};
-  for (const [name, key, min] of [['TEND_MAX_PARALLEL', 'maxParallel', 1], ['TEND_BATCH_SLOTS', 'batchSlots', 0]] as const) {
-    const raw = process.env[name];
-    if (raw === undefined || raw === '') continue;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < min || n > 10_000) throw new Error(`${name} must be an integer from ${min} to 10000, got "${raw}"`);
-    out[key] = n;
-  }
-  return out;
-}
-
-function parseInterval(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 1000;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 10 || n > 3_600_000) throw new Error(`TEND_DAEMON_INTERVAL_MS must be a number of milliseconds between 10 and 3600000, got "${raw}"`);
-  return Math.round(n);
 }

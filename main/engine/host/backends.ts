@@ -32,7 +32,7 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
     const POOL = 'pool:';
     return {
       named,
-      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker) : undefined),
+      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker, h.settings) : undefined),
     };
   };
 }

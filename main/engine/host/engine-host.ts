@@ -8,8 +8,8 @@ import { writeState, type DaemonState } from '../daemon/state.js';
 import { throttle } from '../daemon/throttle.js';
 import type { Engine, EngineConfig } from '../engine.js';
 import { errorMessage } from '../errors.js';
-import { keepDaysFromEnv } from '../keep-days.js';
 import { tightenDataDir } from '../owner-only.js';
+import type { Settings } from '../settings.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { buildEngine, type BuildEngineConfig } from './build-engine.js';
@@ -20,11 +20,12 @@ export interface EngineHostOptions {
   kind: 'daemon' | 'app';
   api: boolean;
   rendererDir: string | null;
+  /** Scheduler options over the settings' (tests: this host's computer, a short grace). */
   options?: EngineConfig['options'];
   /** Backends used instead of the standard ones, by name (tests: a test double). */
   backends?: BuildEngineConfig['replace'];
-  /** Days of finished history kept; default TEND_KEEP_DAYS, else 30; null keeps everything. */
-  keepDays?: number | null;
+  /** Read once by the starter (settingsForStart): the engine, the API and webhooks take theirs from here. */
+  settings: Settings;
   log: (line: string) => void;
   /** A stop asked for during startup: the engine is not started (stop() still releases the claim). */
   signal?: AbortSignal;
@@ -47,8 +48,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   const ownership = claimOwnership(o.dataDir, o.kind);
   let engine: Engine;
   try {
-    const keepDays = o.keepDays !== undefined ? o.keepDays : keepDaysFromEnv(process.env.TEND_KEEP_DAYS);
-    engine = buildEngine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, retention: { keepDays }, replace: o.backends });
+    engine = buildEngine({ dataDir: o.dataDir, intervalMs: o.intervalMs, options: o.options, settings: o.settings, retention: { keepDays: o.settings.keepDays }, replace: o.backends });
   } catch (err) {
     ownership.release();
     throw err;
@@ -103,7 +103,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
     if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };
     saveSoon();
   });
-  const webhooks = startWebhookDelivery(engine, o.log);
+  const webhooks = startWebhookDelivery(engine, o.settings.webhooks);
   if (!o.signal?.aborted) {
     engine.start();
     if (ownership.previous) checkAfterUncleanShutdown(engine, ownership.previous.pid, o.log);

@@ -7,7 +7,7 @@ import type { RunRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.js';
 export { secretsOf };
-import { WORKER_OFFLINE_MS, workerOnline } from '../domain/online.js';
+import { workerOnline } from '../domain/online.js';
 import { listRoutines, runSummary, showRoutine, type RunSummary } from '../ops/views.js';
 import type { Store } from '../store/store.js';
 import { nextRuns } from '../timing/next.js';
@@ -154,17 +154,17 @@ export function runLog(store: Store, ref: string, o: { stream: 'stdout' | 'stder
   };
 }
 
-export function workers(store: Store, now: number) {
+export function workers(store: Store, now: number, workerOfflineMs: number) {
   const list = store.pool.workers().map((w) => ({
     computer: w.computer,
-    online: workerOnline(w.lastSeen, now),
+    online: workerOnline(w.lastSeen, now, workerOfflineMs),
     lastSeen: iso(w.lastSeen),
     version: w.version,
     batchSlots: w.slots,
     running: w.running,
     registeredAt: iso(w.registeredAt),
   }));
-  return { thisHost: localComputer(), onlineMeans: `heard from within ${WORKER_OFFLINE_MS / 1000} s`, workers: list };
+  return { thisHost: localComputer(), onlineMeans: `heard from within ${workerOfflineMs / 1000} s`, workers: list };
 }
 
 export function jobs(store: Store, o: { status?: string; limit: number }) {

@@ -15,6 +15,7 @@ import { daemonStatus } from '../daemon/status.js';
 import { expandRoutineId, ROUTINE_ID } from '../domain/schema.js';
 import { errorMessage, TendError } from '../errors.js';
 import { JobInputSchema } from '../ops/jobs.js';
+import type { Settings } from '../settings.js';
 import { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 import { daemonCall } from './actions.js';
@@ -27,6 +28,8 @@ export const MAX_TEXT = 60_000;
 export interface TendMcpOptions {
   dataDir: string;
   allowActions: boolean;
+  /** What the daemon also reads (maxParallel, workerOfflineMs), as `tend mcp` was started with. */
+  settings: Settings;
   now?: () => number;
 }
 
@@ -130,7 +133,7 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     z.strictObject({ limit: limit(100, 500, 'How many items') }),
     read,
     (a) => {
-      const r = whatIsWaiting(open(), o.dataDir, now(), { limit: a.limit ?? 100 });
+      const r = whatIsWaiting(open(), o.dataDir, now(), { limit: a.limit ?? 100, maxParallel: o.settings.maxParallel, workerOfflineMs: o.settings.workerOfflineMs });
       return text(r, `${r.total} waiting${r.daemon.running ? '' : ` — ${r.daemon.note}`}`);
     },
   );
@@ -159,7 +162,7 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     },
   );
 
-  tool('workers', 'Worker hosts of the pool: online or not, last seen, version, batch slots and jobs running.', z.strictObject({}), read, () => text(workers(open(), now())));
+  tool('workers', 'Worker hosts of the pool: online or not, last seen, version, batch slots and jobs running.', z.strictObject({}), read, () => text(workers(open(), now(), o.settings.workerOfflineMs)));
 
   tool(
     'jobs',

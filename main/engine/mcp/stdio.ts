@@ -1,8 +1,8 @@
 // `tend mcp` over stdio: stdout carries only the protocol; anything else goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createTendMcpServer } from './server.js';
+import { createTendMcpServer, type TendMcpOptions } from './server.js';
 
-export async function runMcpStdio(o: { dataDir: string; allowActions: boolean }): Promise<void> {
+export async function runMcpStdio(o: TendMcpOptions): Promise<void> {
   const { server, close } = createTendMcpServer(o);
   const transport = new StdioServerTransport();
   let done!: () => void;

@@ -9,8 +9,8 @@ import { localComputer } from '../domain/schema.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { workerOnline } from '../domain/online.js';
 import { CRASH_LOOP, QUICK_DEATH_MS, silenced } from '../scheduler/check.js';
-import { DEFAULT_OPTIONS } from '../scheduler/context.js';
 import { restartDelayMs } from '../scheduler/supervise.js';
+import { DEFAULT_SETTINGS } from '../settings.js';
 import type { Store } from '../store/store.js';
 
 export type WaitCategory =
@@ -54,11 +54,6 @@ export interface Waiting {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-function envInt(name: string): number | null {
-  const n = Number(process.env[name]);
-  return process.env[name] && Number.isSafeInteger(n) && n > 0 ? n : null;
-}
-
 /** Backends the running daemon reported paused (and not resumed) since it started. */
 export function pausedBackends(store: Store, since: number): Map<string, string> {
   const rows = store.db
@@ -79,8 +74,10 @@ export interface WaitingOptions {
   limit?: number;
   /** This host's user@COMPUTER (routines of other computers go to the worker pool). */
   computer?: string;
-  /** The daemon's bound on jobs in flight (its TEND_MAX_PARALLEL; default as the daemon's). */
+  /** The daemon's bound on jobs in flight (Settings.maxParallel; default as the daemon's). */
   maxParallel?: number;
+  /** The online rule's threshold (Settings.workerOfflineMs; default as the daemon's). */
+  workerOfflineMs?: number;
 }
 
 export function whatIsWaiting(store: Store, dataDir: string, now: number, o: WaitingOptions = {}): Waiting {
@@ -96,7 +93,8 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
   const workers = new Map(store.pool.workers().map((w) => [w.computer, w]));
   const ledger = store.ledger.all();
   const inLedger = new Set(ledger.filter((e) => e.kind === 'run').map((e) => e.refId));
-  const maxParallel = o.maxParallel ?? envInt('TEND_MAX_PARALLEL') ?? DEFAULT_OPTIONS.maxParallel;
+  const maxParallel = o.maxParallel ?? DEFAULT_SETTINGS.maxParallel;
+  const offlineMs = o.workerOfflineMs ?? DEFAULT_SETTINGS.workerOfflineMs;
   const active = store.runs.active();
   const busy = new Set(active.filter((r) => r.status === 'STARTING' || r.status === 'RUNNING').map((r) => r.routineId));
   const perSchedule = new Map<string, number>();
@@ -111,7 +109,7 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
   const workerOffline = (computer: string): string | null => {
     const w = workers.get(computer);
     if (!w || w.lastSeen === null) return `worker ${computer} has never connected (start \`tend worker\` there)`;
-    if (!workerOnline(w.lastSeen, now)) return `worker ${computer} offline: last seen ${iso(w.lastSeen)}`;
+    if (!workerOnline(w.lastSeen, now, offlineMs)) return `worker ${computer} offline: last seen ${iso(w.lastSeen)}`;
     return null;
   };
   const backendBlock = (def: RoutineDef): { category: WaitCategory; reason: string } | null => {
@@ -244,7 +242,7 @@ export function whatIsWaiting(store: Store, dataDir: string, now: number, o: Wai
       const off = workerOffline(job.computer);
       const wk = workers.get(job.computer);
       w = off ? { category: 'worker', reason: off } : { category: 'slot', reason: `waiting for worker ${job.computer} to claim it (${wk ? `${wk.running}/${wk.slots} batch slots busy` : 'no slots reported'})` };
-    } else if (!alive && ![...workers.values()].some((x) => workerOnline(x.lastSeen, now) && x.slots > 0)) {
+    } else if (!alive && ![...workers.values()].some((x) => workerOnline(x.lastSeen, now, offlineMs) && x.slots > 0)) {
       w = noDaemon;
     } else {
       const p = paused.get('local');

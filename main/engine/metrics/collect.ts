@@ -1,7 +1,7 @@
 // What GET /metrics exposes. Everything the store holds is read from it at scrape time (a handful
 // of aggregate queries, no per-routine loop); pass durations come from the engine's own passes.
 import { BATCH_RUN_STATES } from '../lifecycle/batch-run.js';
-import { WORKER_OFFLINE_MS, workerOnline } from '../domain/online.js';
+import { workerOnline } from '../domain/online.js';
 import { REALTIME_RUN_STATES } from '../lifecycle/realtime-run.js';
 import type { JobStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
@@ -35,7 +35,8 @@ export class PassStats {
 
 const routineStates = (kind: 'batch' | 'realtime'): string[] => ['idle', 'paused', ...(kind === 'batch' ? BATCH_RUN_STATES : REALTIME_RUN_STATES).map((s) => s.toLowerCase())];
 
-export function collectMetrics(store: Store, now: number, pass: PassStats | null): string {
+/** `workerOfflineMs`: the online rule's threshold (Settings.workerOfflineMs). */
+export function collectMetrics(store: Store, now: number, pass: PassStats | null, workerOfflineMs: number): string {
   const x = new Exposition();
   const db = store.db;
 
@@ -97,9 +98,9 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   x.gauge('tend_ledger_entries', 'Jobs in flight (submitted handles in the ledger), by backend.', [...ledger].sort(([a], [b]) => a.localeCompare(b)).map(([backend, n]) => ({ labels: { backend }, value: n })));
 
   const workers = store.pool.workers();
-  const online = workers.filter((w) => workerOnline(w.lastSeen, now));
+  const online = workers.filter((w) => workerOnline(w.lastSeen, now, workerOfflineMs));
   x.gauge('tend_workers', 'Registered worker hosts.', [{ value: workers.length }]);
-  x.gauge('tend_workers_online', `Worker hosts heard from within the last ${WORKER_OFFLINE_MS / 1000} s.`, [{ value: online.length }]);
+  x.gauge('tend_workers_online', `Worker hosts heard from within the last ${workerOfflineMs / 1000} s.`, [{ value: online.length }]);
   x.gauge(
     'tend_worker_last_seen_timestamp_seconds',
     'When each worker host was last heard from (Unix time).',

@@ -16,22 +16,19 @@ export const METRICS_ROUTE: RouteDoc = {
   raw: { type: CONTENT_TYPE.split(';')[0]!, schema: { type: 'string' }, description: `Prometheus text format (\`${CONTENT_TYPE}\`)` },
 };
 
-export function metricsPublic(env: NodeJS.ProcessEnv = process.env): boolean {
-  return /^(1|true|yes|on)$/i.test(env.TEND_METRICS_PUBLIC ?? '');
-}
-
-export function metricsRoute(app: FastifyInstance, ctx: ApiContext, env: NodeJS.ProcessEnv = process.env): void {
+/** `isPublic`: Settings.metricsPublic (TEND_METRICS_PUBLIC) of the server's start. */
+export function metricsRoute(app: FastifyInstance, ctx: ApiContext, isPublic: boolean): void {
   const { engine } = ctx;
   const stats = new PassStats();
   engine.bus.on('pass', stats.observe);
   app.addHook('onClose', async () => {
     engine.bus.off('pass', stats.observe);
   });
-  const scope: Scope = metricsPublic(env) ? 'public' : 'admin';
+  const scope: Scope = isPublic ? 'public' : 'admin';
   app.route({
     method: 'GET',
     url: '/metrics',
     config: { scope },
-    handler: async (_req, reply) => reply.type(CONTENT_TYPE).send(collectMetrics(engine.store, engine.clock.now(), stats)),
+    handler: async (_req, reply) => reply.type(CONTENT_TYPE).send(collectMetrics(engine.store, engine.clock.now(), stats, engine.settings.workerOfflineMs)),
   });
 }

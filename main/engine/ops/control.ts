@@ -13,6 +13,8 @@ export interface ControlDeps {
   backends: Map<string, Backend>;
   now: () => number;
   killGraceMs: number;
+  /** A command to a remote worker expires this long after it is queued (Settings.commandTtlMs). */
+  commandTtlMs: number;
   /** Ask the scheduler for a pass now (in-process nudge, or a signal to the daemon). */
   nudge: () => void;
   /** Answer a worker's long poll at once (a command was queued for it). */
@@ -100,7 +102,7 @@ export async function cancelJob(d: ControlDeps, jobId: number): Promise<void> {
   else if (job.backend?.startsWith('pool:') && (job.status === 'FETCHED' || job.status === 'RUNNING')) {
     // Held by a worker on another host: ask it to stop the job.
     const computer = job.backend.slice('pool:'.length);
-    d.store.pool.enqueue(computer, 'cancel', { runId: `job-${jobId}`, kind: 'job', graceMs: d.killGraceMs }, now);
+    d.store.pool.enqueue(computer, 'cancel', { runId: `job-${jobId}`, kind: 'job', graceMs: d.killGraceMs }, now, d.commandTtlMs);
     d.wakeWorker?.(computer);
   }
   d.nudge();

@@ -22,12 +22,12 @@ export interface ForgetResult {
   expiredCommands: number;
 }
 
-export function forgetWorker(store: Store, log: (e: NewEvent) => void, computer: string, o: { force?: boolean; now: number }): ForgetResult {
+export function forgetWorker(store: Store, log: (e: NewEvent) => void, computer: string, o: { force?: boolean; now: number; workerOfflineMs: number }): ForgetResult {
   return store.tx(() => {
     const w = store.pool.worker(computer);
     if (!w) throw notFound(`worker ${computer}`);
     const silentMs = w.lastSeen === null ? null : o.now - w.lastSeen;
-    if (!o.force && silentMs !== null && workerOnline(w.lastSeen, o.now)) {
+    if (!o.force && silentMs !== null && workerOnline(w.lastSeen, o.now, o.workerOfflineMs)) {
       throw new TendError('CONFLICT', `worker ${computer} was heard from ${Math.round(silentMs / 1000)} s ago: it is online. Stop it first, or forget it anyway with force`);
     }
     const lastSeen = w.lastSeen === null ? 'never seen' : `last seen ${new Date(w.lastSeen).toISOString()}`;

@@ -4,12 +4,10 @@
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
 import type { Clock } from '../clock.js';
 import { TendError } from '../errors.js';
-import { COMMAND_TTL_MS } from '../store/workers.js';
 import { workerOnline } from '../domain/online.js';
+import type { Settings } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
-
-export { WORKER_OFFLINE_MS } from '../domain/online.js';
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
@@ -19,7 +17,12 @@ export function poolBackendName(computer: string): string {
   return `pool:${computer}`;
 }
 
-export function createPoolBackend(computer: string, store: Store, clock: Clock, wake: (computer: string) => void): Backend {
+/** The pool's timeouts (from Settings). */
+export type PoolTimeouts = Pick<Settings, 'commandTtlMs' | 'workerOfflineMs'>;
+
+export function createPoolBackend(computer: string, store: Store, clock: Clock, wake: (computer: string) => void, t: PoolTimeouts): Backend {
+  const { commandTtlMs, workerOfflineMs } = t;
+  const online = (seen: number | null, now: number) => workerOnline(seen, now, workerOfflineMs);
   const name = poolBackendName(computer);
   const refOf = (h: Handle) => {
     const runId = h.runId;
@@ -32,13 +35,13 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
    * still, and is waited for.
    */
   const fetchedButForgotten = (fetchedAt: number, now: number): boolean => {
-    const grace = 2 * COMMAND_TTL_MS;
+    const grace = 2 * commandTtlMs;
     const seen = store.pool.worker(computer)?.lastSeen ?? null;
-    return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && workerOnline(seen, now);
+    return now - fetchedAt > grace && seen !== null && seen - fetchedAt > grace && online(seen, now);
   };
   /**
    * When the last start command lapsed unfetched. Until the worker is heard from after it, it is
-   * treated as away even while the 30 s online rule still counts it: otherwise the run just put
+   * treated as away even while the online rule still counts it: otherwise the run just put
    * back to wait would be sent again at once, to nobody. Kept in memory: after a daemon restart
    * the online rule alone decides, which costs at most one more lapsed command.
    */
@@ -48,14 +51,14 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
     async health(): Promise<Health> {
       const w = store.pool.worker(computer);
       if (!w || w.lastSeen === null) return { ok: false, reason: `worker ${computer} has never connected (start it: tend worker --computer ${computer} …)` };
-      if (!workerOnline(w.lastSeen, clock.now())) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
+      if (!online(w.lastSeen, clock.now())) return { ok: false, reason: `worker ${computer} offline since ${new Date(w.lastSeen).toISOString()}` };
       if (unfetchedAt !== null && w.lastSeen <= unfetchedAt) {
         return { ok: false, reason: `worker ${computer} did not fetch its start command (last seen ${new Date(w.lastSeen).toISOString()}); waiting to hear from it` };
       }
       return { ok: true, reason: null };
     },
     async submit(spec: JobSpec): Promise<Handle> {
-      const commandId = store.pool.enqueue(computer, 'start', { spec, tendVersion: tendVersion() }, clock.now());
+      const commandId = store.pool.enqueue(computer, 'start', { spec, tendVersion: tendVersion() }, clock.now(), commandTtlMs);
       wake(computer);
       return { computer, runId: spec.runId, kind: spec.kind, commandId };
     },
@@ -72,7 +75,7 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
         if (fresh?.fate === 'expired') {
           // Never fetched, so never run (the worker cannot fetch it now): the run waits and is sent afresh.
           unfetchedAt = Math.max(unfetchedAt ?? 0, fresh.expiresAt);
-          return { state: 'unsent', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(COMMAND_TTL_MS)}; it is sent again once the worker is heard from` };
+          return { state: 'unsent', reason: `the start command expired: worker ${computer} did not fetch it within ${seconds(commandTtlMs)}; it is sent again once the worker is heard from` };
         }
         if (fresh?.fate === 'fetched' && fresh.fetchedAt !== null && fetchedButForgotten(fresh.fetchedAt, now)) {
           return {
@@ -99,8 +102,8 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
       const ref = refOf(handle);
       const now = clock.now();
       // Asked again while a cancel is on its way (every pass sees the run still running): one is enough.
-      if (store.pool.cancelSent(computer, ref.runId, now - COMMAND_TTL_MS - graceMs)) return;
-      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, now);
+      if (store.pool.cancelSent(computer, ref.runId, now - commandTtlMs - graceMs)) return;
+      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, now, commandTtlMs);
       wake(computer);
     },
   };

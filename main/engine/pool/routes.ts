@@ -13,7 +13,6 @@ import { jobSpec } from '../scheduler/spec.js';
 import { moveJob } from '../scheduler/moves.js';
 import type { Engine } from '../engine.js';
 import type { RemoteReport } from '../store/workers.js';
-import { WORKER_OFFLINE_MS } from './pool-backend.js';
 
 const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 const MAX_WAIT_MS = 30_000;
@@ -22,8 +21,8 @@ const MAX_WAIT_MS = 30_000;
  * A worker is "seen" when a request starts: a long poll is answered well within the offline
  * threshold, so a worker that is waiting in one is never taken for an offline one.
  */
-function pollWait(requested: number): number {
-  return Math.min(requested, Math.floor(WORKER_OFFLINE_MS / 2));
+function pollWait(requested: number, workerOfflineMs: number): number {
+  return Math.min(requested, Math.floor(workerOfflineMs / 2));
 }
 
 const WorkerInfo = {
@@ -138,7 +137,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const abort = new AbortController();
       // The response's close, not the request's: a POST request "closes" once its body is read.
       reply.raw.on('close', () => abort.abort());
-      await engine.wake.wait('commands', computer, pollWait(q.wait), abort.signal);
+      await engine.wake.wait('commands', computer, pollWait(q.wait, engine.settings.workerOfflineMs), abort.signal);
       commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
     }
     return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
@@ -155,7 +154,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       reply.raw.on('close', () => abort.abort());
       // A wake-up is a hint (every pass gives one): with nothing to take, wait on until the poll's
       // end, so a worker is answered when there is work or when its poll is over, not every pass.
-      const deadline = Date.now() + pollWait(b.wait);
+      const deadline = Date.now() + pollWait(b.wait, engine.settings.workerOfflineMs);
       for (let left = deadline - Date.now(); left > 0 && !abort.signal.aborted && !engine.wake.closed; left = deadline - Date.now()) {
         await engine.wake.wait('jobs', computer, left, abort.signal);
         if (abort.signal.aborted) break;

@@ -27,6 +27,8 @@ export interface SchedulerOptions {
   batchSlots?: number;
   /** Bound on a backend's poll, fetch and health calls, so one hung backend cannot stall the loop. */
   backendTimeoutMs?: number;
+  /** A remote worker not heard from for longer than this is away (Settings.workerOfflineMs). */
+  workerOfflineMs: number;
   /**
    * Launches finish after the pass that claimed them (recorded in the ledger when the backend
    * answers, then `Ctx.onLaunched`), so a slow launch never holds up settling and restarting.
@@ -58,6 +60,7 @@ export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dat
   misfireAllCap: 10,
   clockJumpMs: 10_000,
   backendTimeoutMs: 30_000,
+  workerOfflineMs: 30_000,
 };
 
 export type { EngineEvents } from '../events/bus.js';

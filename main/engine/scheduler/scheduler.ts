@@ -164,7 +164,7 @@ export class Scheduler {
       // A worker host that is away may be running what it claimed: its claims wait for it to come
       // back and report (a missing host is not a statement about the work, and a launch elsewhere
       // would run it twice).
-      .filter((l) => !workerAway(this.ctx.store, l.owner, now));
+      .filter((l) => !workerAway(this.ctx.store, l.owner, now, this.ctx.opts.workerOfflineMs));
     if (stale.length === 0) return;
     this.ctx.tx(() => {
       for (const l of stale) {
@@ -202,9 +202,9 @@ function pendingJobs(ctx: Ctx): JobRow[] {
 }
 
 /** Lease owners `user@HOST` are remote workers (pool routes); away = not heard from lately. */
-function workerAway(store: Store, owner: string, now: number): boolean {
+function workerAway(store: Store, owner: string, now: number, offlineMs: number): boolean {
   const w = store.pool.worker(owner);
-  return w !== null && !workerOnline(w.lastSeen, now);
+  return w !== null && !workerOnline(w.lastSeen, now, offlineMs);
 }
 
 /** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine). */

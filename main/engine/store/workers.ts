@@ -3,22 +3,6 @@
 import { writeTx } from './busy.js';
 import type { DB } from './db.js';
 
-/**
- * A duration from the environment (tests shorten the pool's timeouts this way), else `fallback`.
- * A bad value is reported once and ignored: a typo must not stop the daemon or the CLI.
- */
-export function envMs(name: string, fallback: number, min = 100, max = 24 * 3_600_000): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
-  process.stderr.write(`tend: ignoring ${name}="${raw}" (milliseconds from ${min} to ${max}); using ${fallback}\n`);
-  return fallback;
-}
-
-/** Commands expire this long after they are queued (TEND_COMMAND_TTL_MS, default 60 s). */
-export const COMMAND_TTL_MS = envMs('TEND_COMMAND_TTL_MS', 60_000);
-
 export interface Command {
   id: number;
   computer: string;
@@ -114,8 +98,9 @@ export class PoolStore {
     };
   }
 
-  enqueue(computer: string, kind: Command['kind'], payload: Record<string, unknown>, now: number): number {
-    return Number(this.s.enqueue.run(computer, kind, JSON.stringify(payload), now, now + COMMAND_TTL_MS).lastInsertRowid);
+  /** The command expires `ttlMs` after `now` unless fetched (Settings.commandTtlMs). */
+  enqueue(computer: string, kind: Command['kind'], payload: Record<string, unknown>, now: number, ttlMs: number): number {
+    return Number(this.s.enqueue.run(computer, kind, JSON.stringify(payload), now, now + ttlMs).lastInsertRowid);
   }
 
   /** Expire what is too old, then take (remove from the queue) what is left for this computer. */

@@ -45,34 +45,6 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   pollMs: 1000,
 };
 
-const ENV: Record<keyof WebhookOptions, [name: string, min: number, max: number] | null> = {
-  queueMax: ['TEND_WEBHOOK_QUEUE_MAX', 1, 1_000_000],
-  maxAttempts: ['TEND_WEBHOOK_MAX_ATTEMPTS', 1, 1000],
-  backoffMs: ['TEND_WEBHOOK_BACKOFF_MS', 10, 3_600_000],
-  maxBackoffMs: ['TEND_WEBHOOK_MAX_BACKOFF_MS', 10, 24 * 3_600_000],
-  timeoutMs: ['TEND_WEBHOOK_TIMEOUT_MS', 100, 300_000],
-  concurrency: null,
-  keepLog: null,
-  pollMs: ['TEND_WEBHOOK_POLL_MS', 10, 60_000],
-};
-
-/** Options from TEND_WEBHOOK_* variables; a bad value keeps the default and is reported. */
-export function webhookOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): { options: WebhookOptions; problems: string[] } {
-  const options = { ...DEFAULT_WEBHOOK_OPTIONS };
-  const problems: string[] = [];
-  for (const [key, spec] of Object.entries(ENV) as [keyof WebhookOptions, [string, number, number] | null][]) {
-    if (!spec) continue;
-    const [name, min, max] = spec;
-    const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < min || n > max) problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}": using ${options[key]}`);
-    else options[key] = n;
-  }
-  if (options.maxBackoffMs < options.backoffMs) options.maxBackoffMs = options.backoffMs;
-  return { options, problems };
-}
-
 export interface DispatcherDeps {
   store: Store;
   now: () => number;

@@ -3,20 +3,36 @@
 // worker is heard from, and then the same run is sent as a new command. Real store, real pool backend.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPoolBackend } from '../../../main/engine/pool/pool-backend.js';
-import { COMMAND_TTL_MS } from '../../../main/engine/store/workers.js';
+import { DEFAULT_SETTINGS, settings, type Settings } from '../../../main/engine/settings.js';
 import { Fixture, HOUR, MIN, SEC, T0 } from '../../helpers/engine-fixture.js';
 
 const W = 'u@w1';
 let f: Fixture;
 afterEach(() => f?.close());
 
-function withPool(): Fixture {
-  return new Fixture({ makeBackend: (name, fx) => (name === `pool:${W}` ? createPoolBackend(W, fx.store, fx.clock, () => undefined) : undefined) });
+const COMMAND_TTL_MS = DEFAULT_SETTINGS.commandTtlMs;
+
+function withPool(s: Settings = DEFAULT_SETTINGS): Fixture {
+  return new Fixture({ makeBackend: (name, fx) => (name === `pool:${W}` ? createPoolBackend(W, fx.store, fx.clock, () => undefined, s) : undefined) });
 }
 
 const starts = () => f.store.pool.recentCommands().filter((c) => c.kind === 'start').reverse();
 
 describe('a start command that expired unfetched', () => {
+  it('lives as long as the settings say (TEND_COMMAND_TTL_MS), and the reason says how long', async () => {
+    f = withPool(settings({ commandTtlMs: 5 * MIN }));
+    f.define({ id: `${W}:r`, cron: '0 * * * *', retry: 'none' });
+    f.clock.set(T0 + HOUR);
+    f.store.pool.seen(W, f.now(), {});
+    await f.pass();
+    const run = f.only(`${W}:r`);
+    expect(starts()[0]!.expiresAt).toBe(T0 + HOUR + 5 * MIN);
+    f.store.pool.seen(W, T0 + HOUR + 5 * MIN - 10 * SEC, {});
+    f.clock.set(T0 + HOUR + 5 * MIN + SEC);
+    await f.pass();
+    expect(f.run(run.id).reason).toBe(`the start command expired: worker ${W} did not fetch it within 300 s; it is sent again once the worker is heard from`);
+  });
+
   it('puts the run back to wait (PENDING, DELAYED once late) and sends it afresh once the worker is heard from', async () => {
     f = withPool();
     f.define({ id: `${W}:r`, cron: '0 * * * *', retry: 'none' });
