@@ -48,7 +48,7 @@ export function moveJob(store: Store, id: number, event: BatchJobEvent, patch: J
 /**
  * Apply a lifecycle event to a trigger in SQL, from the state it was read in: callers decide the
  * patch from what they read (an `every` loop is re-armed only while scheduled), so the move holds
- * only if the trigger is still there. Returns the new state, or null if nothing changed: the event
+ * only while the trigger is still in that state. Returns the new state, or null if nothing changed: the event
  * is not allowed from that state, the state is terminal (it absorbs the event), or the row moved.
  */
 export function moveTrigger(store: Store, read: Pick<TriggerRow, 'routineId' | 'state'>, event: TriggerEvent, patch: TriggerPatch = {}, now = Date.now()): TriggerState | null {
