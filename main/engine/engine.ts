@@ -149,12 +149,12 @@ export class Engine {
 
   /** Append to the logging plane and publish to listeners (the UI, SSE) once committed. */
   log(e: NewEvent): void {
-    this.scheduler.ctx.log(e);
+    this.scheduler.ctx.events.log(e);
   }
 
   /** A transaction whose logged events are published after commit. */
   tx<T>(fn: () => T): T {
-    return this.scheduler.ctx.tx(fn);
+    return this.scheduler.ctx.events.tx(fn);
   }
 
   /** Between passes, never inside one: a failed sweep is logged and tried again later. */
@@ -183,7 +183,7 @@ export class Engine {
     this.integrity.stop();
     await this.loop.stop();
     await this.scheduler.quiesce();
-    await Promise.allSettled([...this.scheduler.ctx.launching.values()].map((l) => l.done));
+    await Promise.allSettled([...this.scheduler.ctx.launches.launching.values()].map((l) => l.done));
     await this.inFlightDone();
   }
 
@@ -195,8 +195,8 @@ export class Engine {
 
   /** Cancels of the pass and operations (stop, restart, cancel) in flight; waits for any started meanwhile too. */
   private async inFlightDone(): Promise<void> {
-    while (this.scheduler.ctx.stopping.size > 0 || this.operations.size > 0) {
-      await Promise.allSettled([...this.scheduler.ctx.stopping.values(), ...this.operations]);
+    while (this.scheduler.ctx.launches.stopping.size > 0 || this.operations.size > 0) {
+      await Promise.allSettled([...this.scheduler.ctx.launches.stopping.values(), ...this.operations]);
     }
   }
 

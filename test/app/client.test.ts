@@ -73,7 +73,7 @@ describe('clients over a real engine', () => {
       try {
         // The stream is up once a pass arrives over it.
         await waitFor(() => passes > 0, 10_000, `${client.kind}: a pass`);
-        engine.scheduler.ctx.log({ type: 'external:log', message: `ping ${client.kind}` });
+        engine.scheduler.ctx.events.log({ type: 'external:log', message: `ping ${client.kind}` });
         const got = await waitFor(() => events.find((e) => e.type === 'external:log' && e.message === `ping ${client.kind}`), 10_000, `${client.kind}: the event`);
         expect(got.message).toBe(`ping ${client.kind}`);
       } finally {
@@ -113,7 +113,7 @@ describe('clients over a real engine', () => {
         streams++;
         if (streams === 1) {
           // Happens while nobody listens: the reconnect must replay it.
-          engine.scheduler.ctx.log({ type: 'external:log', message: 'while disconnected' });
+          engine.scheduler.ctx.events.log({ type: 'external:log', message: 'while disconnected' });
           throw new TypeError('fetch failed');
         }
       }

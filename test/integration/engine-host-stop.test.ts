@@ -60,7 +60,7 @@ describe('the host stop order', () => {
     // Removing the routine makes the next pass stop its run: TERM now, KILL after the grace.
     removeRoutine(h.engine.store, id, Date.now());
     h.engine.nudge();
-    await waitFor(() => h.engine.scheduler.ctx.stopping.size > 0, 10_000, 'the cancel to be in flight');
+    await waitFor(() => h.engine.scheduler.ctx.launches.stopping.size > 0, 10_000, 'the cancel to be in flight');
     expect(isSameProcessAlive(proc.pid, proc.startTime)).toBe(true);
 
     await h.stop();

@@ -134,13 +134,13 @@ describe('launches in flight', () => {
     h = new EngineHarness({ start: false, maxParallel: 8 });
     const jobs = Array.from({ length: 8 }, () => h!.post({ command: SHARED_FIX('hang.sh') }));
     let inFlightAtPassEnd = -1;
-    h.engine.bus.once('pass', () => (inFlightAtPassEnd = h!.engine.scheduler.ctx.launching.size));
+    h.engine.bus.once('pass', () => (inFlightAtPassEnd = h!.engine.scheduler.ctx.launches.launching.size));
     h.engine.start();
     await waitFor(() => inFlightAtPassEnd >= 0, 15_000, 'the first pass');
     // The pass that claimed them ended while their wrappers were still starting.
     expect(inFlightAtPassEnd).toBe(8);
     await h.engine.stop();
-    expect(h.engine.scheduler.ctx.launching.size).toBe(0);
+    expect(h.engine.scheduler.ctx.launches.launching.size).toBe(0);
     const ledger = h.store.ledger.all();
     expect(ledger.map((e) => Number(e.refId)).sort((a, b) => a - b)).toEqual(jobs.map((j) => j.id));
     expect(h.store.ledger.staleLeases(Number.MAX_SAFE_INTEGER)).toEqual([]);

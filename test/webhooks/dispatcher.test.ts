@@ -30,7 +30,7 @@ async function receiver(): Promise<Receiver> {
 }
 
 function dispatcher(o: Partial<WebhookOptions> = {}): WebhookDispatcher {
-  d = new WebhookDispatcher({ store: f.store, now: () => f.now(), log: (e) => f.scheduler.ctx.log(e), bus: f.scheduler.bus }, { pollMs: 20, backoffMs: 5 * SEC, timeoutMs: 2000, ...o });
+  d = new WebhookDispatcher({ store: f.store, now: () => f.now(), log: (e) => f.scheduler.ctx.events.log(e), bus: f.scheduler.bus }, { pollMs: 20, backoffMs: 5 * SEC, timeoutMs: 2000, ...o });
   d.start();
   return d;
 }

@@ -33,14 +33,14 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
   for (const [name, group] of groups) {
     const backend = ctx.backend(name);
     if (!backend) {
-      ctx.log({ type: 'backend:missing', level: 'error', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
+      ctx.events.log({ type: 'backend:missing', level: 'error', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
       continue;
     }
     let states: PollState[];
     try {
       states = await ctx.bounded(backend.poll(group.map((e) => e.handle)), `${name} poll`);
     } catch (err) {
-      ctx.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
+      ctx.events.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
       continue;
     }
     const running: { entry: LedgerEntry; startedAt: number; heartbeatAt: number | null }[] = [];
@@ -63,7 +63,7 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       }
     }
     // One transaction for the whole batch: per-item faults become events, not a rolled-back pass.
-    ctx.tx(() => {
+    ctx.events.tx(() => {
       for (const r of running) guarded(ctx, r.entry, () => observeRunning(ctx, r.entry, r.startedAt, r.heartbeatAt));
       const at = ctx.clock.now();
       for (const f of finished) guarded(ctx, f.entry, () => (settle(ctx, f.entry, f.outcome, at), settled++));
@@ -77,7 +77,7 @@ function guarded(ctx: Ctx, entry: LedgerEntry, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    ctx.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, jobId: entry.kind === 'job' ? Number(entry.refId) : null, message: errorMessage(err) });
+    ctx.events.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, jobId: entry.kind === 'job' ? Number(entry.refId) : null, message: errorMessage(err) });
   }
 }
 
@@ -85,8 +85,8 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   if (entry.kind === 'job') {
     const id = Number(entry.refId);
     if (ctx.store.jobs.status(id) === 'FETCHED') {
-      ctx.tx(() => {
-        if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
+      ctx.events.tx(() => {
+        if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.events.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
       });
     }
     return;
@@ -101,9 +101,9 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   }
   if (heartbeatAt !== null && (run.heartbeatAt === null || heartbeatAt > run.heartbeatAt)) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
   if (run.status !== 'STARTING') return;
-  ctx.tx(() => {
+  ctx.events.tx(() => {
     if (moveRun(ctx.store, run.id, run.kind, 'started', { startedAt })) {
-      ctx.log({ type: 'run:running', routineId: run.routineId, runId: run.id, message: `running (attempt ${run.attempt})` });
+      ctx.events.log({ type: 'run:running', routineId: run.routineId, runId: run.id, message: `running (attempt ${run.attempt})` });
     }
   });
 }
@@ -112,7 +112,7 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
 export function settle(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number): void {
   if (entry.kind === 'job') return settleJob(ctx, entry, outcome, now);
   const run = ctx.store.runs.get(entry.refId);
-  ctx.tx(() => {
+  ctx.events.tx(() => {
     if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return; // settled already: replay is a no-op
     if (!run) return;
     const def = ctx.defs.byId.get(run.routineId) ?? null;
@@ -128,12 +128,12 @@ export function settle(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: numb
  */
 function requeue(ctx: Ctx, entry: LedgerEntry, reason: string): void {
   const run = ctx.store.runs.get(entry.refId);
-  ctx.tx(() => {
+  ctx.events.tx(() => {
     if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return;
     if (!run) return;
     // A realtime run keeps a null reason: a reason on a live instance means "being stopped".
     if (!moveRun(ctx.store, run.id, run.kind, 'unsent', run.kind === 'batch' ? { reason } : {})) return;
-    ctx.log({ type: 'run:unsent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
+    ctx.events.log({ type: 'run:unsent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
   });
 }
 
@@ -151,7 +151,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
     ctx.store.runs.cas(run.id, [run.status === 'CANCELLED' ? 'CANCELLED' : run.status], run.status, base(outcome, now));
     return;
   }
-  ctx.log({
+  ctx.events.log({
     type: ok ? 'run:completed' : 'run:failed',
     level: ok ? 'info' : 'error',
     routineId: run.routineId,
@@ -159,7 +159,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
     message: ok ? 'completed' : `failed: ${reason}`,
     data: { exitCode: outcome.exitCode, signal: outcome.signal },
   });
-  finalizeBatch(ctx.store, (e) => ctx.log(e), run, def, ok, reason, now);
+  finalizeBatch(ctx.store, (e) => ctx.events.log(e), run, def, ok, reason, now);
 }
 
 function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): void {
@@ -176,7 +176,7 @@ function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): v
     ctx.store.runs.cas(run.id, [run.status], run.status, base(outcome, now));
     return;
   }
-  ctx.log({
+  ctx.events.log({
     type: giveUp ? 'routine:crash-loop' : 'run:exited',
     level: giveUp ? 'error' : 'warn',
     routineId: run.routineId,
@@ -201,7 +201,7 @@ export function quickDeaths(ctx: Ctx, routineId: string, exceptRunId?: string): 
 
 function settleJob(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number): void {
   const id = Number(entry.refId);
-  ctx.tx(() => {
+  ctx.events.tx(() => {
     if (!ctx.store.ledger.clear('job', entry.refId)) return;
     const ok = isSuccess(outcome);
     const reason = ok ? null : describeOutcome(outcome);
@@ -210,7 +210,7 @@ function settleJob(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number):
     moveJob(ctx.store, id, 'start', { startedAt: outcome.startedAt ?? now }, now);
     const to = moveJob(ctx.store, id, ok ? 'succeed' : 'fail', patch, now);
     if (!to) return;
-    ctx.log({
+    ctx.events.log({
       type: ok ? 'job:completed' : 'job:failed',
       level: ok ? 'info' : 'error',
       jobId: id,

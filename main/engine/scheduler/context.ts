@@ -1,9 +1,10 @@
 import type { Backend } from '../backend.js';
 import type { Clock } from '../clock.js';
-import type { RoutineDef, Schedule } from '../domain/types.js';
+import type { RoutineDef } from '../domain/types.js';
 import { EventLog } from '../events/log.js';
-import type { EventRow, NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
+import { Definitions } from './definitions.js';
+import { Launches } from './launches.js';
 
 export interface SchedulerOptions {
   /** Bound on jobs in flight across all schedules. */
@@ -45,13 +46,6 @@ export interface SchedulerHooks {
   onLaunched?: () => void;
 }
 
-/** A launch in flight: claimed (its lease held), submitted, not yet recorded in the ledger. */
-export interface Launch {
-  done: Promise<void>;
-  queue: 'run' | 'job';
-  schedule: string | null;
-}
-
 export const DEFAULT_OPTIONS: Omit<SchedulerOptions, 'computer' | 'owner' | 'dataDir'> = {
   maxParallel: 8,
   leaseTimeoutMs: 60_000,
@@ -76,39 +70,16 @@ export interface PassReport {
   steps: Record<string, number>;
 }
 
-/** Definitions cached in memory, reloaded only when `defs_version` moves. */
-export class Definitions {
-  version = -1;
-  byId = new Map<string, RoutineDef>();
-  schedules = new Map<string, Schedule>();
-  realtime: RoutineDef[] = [];
-
-  refresh(store: Store): boolean {
-    const v = store.routines.defsVersion();
-    if (v === this.version) return false;
-    this.byId = new Map(store.routines.allDefs().map((d) => [d.id, d]));
-    this.schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
-    this.realtime = [...this.byId.values()].filter((d) => d.kind === 'realtime');
-    this.version = v;
-    return true;
-  }
-
-  observeOnly(def: RoutineDef): boolean {
-    return this.schedules.get(def.schedule)?.mode === 'observe';
-  }
-}
-
-/** What every phase of the pass shares. */
+/**
+ * What every phase of the pass shares: the store and the clock, the definitions it schedules, the
+ * event log it writes, what it has launched or is stopping, and the backends it reaches.
+ */
 export class Ctx {
   readonly defs = new Definitions();
   readonly events: EventLog;
+  readonly launches: Launches;
   /** Backends paused by the health gate (reported once per transition). */
   readonly pausedBackends = new Map<string, string>();
-  /** Cancels in progress, so a pass never awaits a kill grace period. */
-  readonly stopping = new Map<string, Promise<void>>();
-  /** Launches in flight (`launchInBackground`), by `<queue>:<id>`: they hold slots. */
-  readonly launching = new Map<string, Launch>();
-  readonly onLaunched: (() => void) | null;
   private readonly makeBackend: ((name: string) => Backend | undefined) | null;
 
   constructor(
@@ -119,12 +90,8 @@ export class Ctx {
     hooks: SchedulerHooks = {},
   ) {
     this.events = new EventLog(store, clock);
-    this.onLaunched = hooks.onLaunched ?? null;
+    this.launches = new Launches(hooks.onLaunched ?? null);
     this.makeBackend = hooks.makeBackend ?? null;
-  }
-
-  get bus() {
-    return this.events.bus;
   }
 
   backend(name: string): Backend | undefined {
@@ -150,15 +117,5 @@ export class Ctx {
       timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
     });
     return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-  }
-
-  /** Append to the logging plane; listeners hear it once the surrounding transaction is done. */
-  log(e: NewEvent): EventRow {
-    return this.events.log(e);
-  }
-
-  /** Run `fn` in a transaction and publish its events after commit (dropped on rollback). */
-  tx<T>(fn: () => T): T {
-    return this.events.tx(fn);
   }
 }

@@ -13,7 +13,7 @@ const CATCH_UP_SPACING_MS = 500;
 const CATCH_UP_WINDOW_MS = 60_000;
 
 export function fireDue(ctx: Ctx, now: number): number {
-  return ctx.tx(() => {
+  return ctx.events.tx(() => {
     // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
     // `at` is due at once) must be fired as it is now, not disarmed as unknown.
     ctx.defs.refresh(ctx.store);
@@ -23,7 +23,7 @@ export function fireDue(ctx: Ctx, now: number): number {
       try {
         fired += fireOne(ctx, t, now, catchUp);
       } catch (err) {
-        ctx.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
+        ctx.events.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
       }
     }
     return fired;
@@ -77,7 +77,7 @@ function misfired(ctx: Ctx, def: RoutineDef, first: number, now: number): number
   const cap = Math.max(1, ctx.opts.misfireAllCap);
   const { recent, total, exact } = latestMissed(def, first, now, cap);
   const chosen = def.misfire === 'skip' ? [] : def.misfire === 'once' ? [recent[recent.length - 1]!] : recent;
-  ctx.log({
+  ctx.events.log({
     type: 'trigger:misfire',
     level: 'warn',
     routineId: def.id,
@@ -124,7 +124,7 @@ function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {
   if (active.length === 0) return true;
   const waiting = active.some((r) => r.status === 'PENDING' || r.status === 'DELAYED');
   if (def.overlap === 'queue-one' && !waiting) return true;
-  ctx.log({
+  ctx.events.log({
     type: 'run:skipped',
     level: 'warn',
     routineId: def.id,

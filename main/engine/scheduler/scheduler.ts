@@ -27,7 +27,7 @@ export class Scheduler {
   }
 
   get bus() {
-    return this.ctx.bus;
+    return this.ctx.events.bus;
   }
 
   /** Why each waiting run or realtime routine has not started, as of the last pass. */
@@ -51,7 +51,7 @@ export class Scheduler {
       } catch (err) {
         report.faults++;
         try {
-          ctx.log({ type: 'pass:fault', level: 'error', message: `${name}: ${errorMessage(err)}` });
+          ctx.events.log({ type: 'pass:fault', level: 'error', message: `${name}: ${errorMessage(err)}` });
         } catch {
           /* the store itself is failing; the next pass tries again */
         }
@@ -86,7 +86,7 @@ export class Scheduler {
       report.durationMs = performance.now() - t0;
       this.running = false;
     }
-    ctx.bus.emit('pass', report);
+    ctx.events.bus.emit('pass', report);
     return report;
   }
 
@@ -129,7 +129,7 @@ export class Scheduler {
       return true;
     } catch (err) {
       try {
-        ctx.log({ type: 'pass:fault', level: 'error', runId, message: `micro-pass: ${errorMessage(err)}` });
+        ctx.events.log({ type: 'pass:fault', level: 'error', runId, message: `micro-pass: ${errorMessage(err)}` });
       } catch {
         /* the store itself is failing; the next pass tries again */
       }
@@ -146,7 +146,7 @@ export class Scheduler {
     if (!last || threshold === undefined) return;
     const drift = now - last.wall - (mono - last.mono);
     if (Math.abs(drift) < threshold) return;
-    this.ctx.log({
+    this.ctx.events.log({
       type: 'clock:jump',
       level: 'warn',
       message: `${drift > 0 ? 'wall clock jumped ahead' : 'wall clock went back'} by ${Math.round(Math.abs(drift) / 1000)}s (sleep, resume or clock change): misfire policies apply to what was due`,
@@ -159,14 +159,14 @@ export class Scheduler {
     // daemon killed between claim and ledger write): those need not wait out the timeout.
     const stale = this.ctx.store.ledger
       .staleLeases(Number.MAX_SAFE_INTEGER)
-      .filter((l) => !this.ctx.launching.has(`${l.queue}:${l.itemId}`)) // our own launch, still in flight
+      .filter((l) => !this.ctx.launches.launching.has(`${l.queue}:${l.itemId}`)) // our own launch, still in flight
       .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)))
       // A worker host that is away may be running what it claimed: its claims wait for it to come
       // back and report (a missing host is not a statement about the work, and a launch elsewhere
       // would run it twice).
       .filter((l) => !workerAway(this.ctx.store, l.owner, now, this.ctx.opts.workerOfflineMs));
     if (stale.length === 0) return;
-    this.ctx.tx(() => {
+    this.ctx.events.tx(() => {
       for (const l of stale) {
         this.ctx.store.ledger.release(l.queue, l.itemId);
         if (l.queue === 'job') {
@@ -174,7 +174,7 @@ export class Scheduler {
           // FETCHED and never recorded: back to its queue; resubmission finds its directory.
           moveJob(this.ctx.store, id, 'release', {}, now);
         }
-        this.ctx.log({
+        this.ctx.events.log({
           type: 'lease:released',
           level: 'warn',
           runId: l.queue === 'run' ? l.itemId : null,
@@ -193,7 +193,7 @@ export class Scheduler {
  */
 function pendingJobs(ctx: Ctx): JobRow[] {
   const ledger = ctx.store.ledger.all();
-  const launching = [...ctx.launching.values()];
+  const launching = [...ctx.launches.launching.values()];
   const inFlight = ledger.length + launching.length;
   const jobsInFlight = ledger.filter((e) => e.kind === 'job').length + launching.filter((l) => l.queue === 'job').length;
   const slots = Math.min(ctx.opts.maxParallel - inFlight, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);

@@ -45,7 +45,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
   // Slots are counted after the check phase cleared what finished; launches in flight hold theirs.
-  const launching = [...ctx.launching.values()];
+  const launching = [...ctx.launches.launching.values()];
   let free = ctx.opts.maxParallel - ledger.length - launching.length;
   let jobSlots = (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - ledger.filter((e) => e.kind === 'job').length - launching.filter((l) => l.queue === 'job').length;
   const perSchedule = new Map<string, number>();
@@ -84,7 +84,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   }
   if (picked.length === 0) return 0;
 
-  const claimed = ctx.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
+  const claimed = ctx.events.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
   if (ctx.opts.launchInBackground) {
     for (const c of claimed) launchInBackground(ctx, c);
     return claimed.length;
@@ -101,7 +101,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
     }),
   );
   const at = ctx.clock.now();
-  ctx.tx(() => {
+  ctx.events.tx(() => {
     for (const r of results) record(ctx, r.c, r.handle, r.error, at);
   });
   return results.filter((r) => r.handle).length;
@@ -120,20 +120,20 @@ function launchInBackground(ctx: Ctx, c: Claimed): void {
       (err: unknown) => ({ handle: undefined, error: errorMessage(err) }),
     )
     .then((r) => {
-      ctx.launching.delete(key);
+      ctx.launches.launching.delete(key);
       try {
-        ctx.tx(() => record(ctx, c, r.handle, r.error, ctx.clock.now()));
+        ctx.events.tx(() => record(ctx, c, r.handle, r.error, ctx.clock.now()));
       } catch (err) {
         // The store is failing: the lease goes stale and a later pass adopts what was launched.
         try {
-          ctx.log({ type: 'submit:fault', level: 'error', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
+          ctx.events.log({ type: 'submit:fault', level: 'error', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
         } catch {
           /* nothing more to do */
         }
       }
-      ctx.onLaunched?.();
+      ctx.launches.onLaunched?.();
     });
-  ctx.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
+  ctx.launches.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
 }
 
 function note(waiting: Map<string, string>, item: Item, why: string): void {
@@ -157,11 +157,11 @@ async function gate(ctx: Ctx, name: string): Promise<boolean> {
   const was = ctx.pausedBackends.get(name);
   if (!ok) {
     const why = reason ?? 'unhealthy';
-    if (was === undefined) ctx.log({ type: 'backend:paused', level: 'warn', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
+    if (was === undefined) ctx.events.log({ type: 'backend:paused', level: 'warn', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
     ctx.pausedBackends.set(name, why);
   } else if (was !== undefined) {
     ctx.pausedBackends.delete(name);
-    ctx.log({ type: 'backend:resumed', message: `backend ${name} healthy again` });
+    ctx.events.log({ type: 'backend:resumed', message: `backend ${name} healthy again` });
   }
   return ok;
 }
@@ -271,9 +271,9 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     const id = Number(c.key);
     if (handle) {
       ctx.store.ledger.record('job', c.key, backendName, handle, now);
-      ctx.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
+      ctx.events.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
     } else if (moveJob(ctx.store, id, 'launch_failed', { reason: error ?? 'launch failed', endedAt: now }, now)) {
-      ctx.log({ type: 'job:launch-failed', level: 'error', jobId: id, message: `job ${id} could not start: ${error}` });
+      ctx.events.log({ type: 'job:launch-failed', level: 'error', jobId: id, message: `job ${id} could not start: ${error}` });
     }
     return;
   }
@@ -285,21 +285,21 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
       // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
       stopLater(ctx, backendName, handle);
     }
-    ctx.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
+    ctx.events.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
     return;
   }
   const refused = error?.startsWith('LAUNCH_REFUSED') ?? false;
   const reason = error ?? 'launch failed';
   const to = moveRun(ctx.store, run.id, run.kind, 'launch_failed', { reason, endedAt: now });
   if (!to) return;
-  ctx.log({
+  ctx.events.log({
     type: refused ? 'run:refused' : 'run:launch-failed',
     level: 'error',
     routineId: run.routineId,
     runId: run.id,
     message: refused ? reason : `could not start: ${reason}`,
   });
-  if (run.kind === 'batch') finalizeBatch(ctx.store, (e) => ctx.log(e), run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
+  if (run.kind === 'batch') finalizeBatch(ctx.store, (e) => ctx.events.log(e), run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
 }
 
 function stopLater(ctx: Ctx, name: string, handle: Handle): void {

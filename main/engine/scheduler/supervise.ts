@@ -19,9 +19,9 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
     if (now - due <= def.toleranceMs) continue;
     // A run put back to wait (its start command expired unfetched) keeps the reason it was given.
     const why = waiting.get(run.id) ?? run.reason ?? 'not started';
-    ctx.tx(() => {
+    ctx.events.tx(() => {
       if (moveRun(ctx.store, run.id, 'batch', 'late', { reason: why })) {
-        ctx.log({
+        ctx.events.log({
           type: 'run:delayed',
           level: 'warn',
           routineId: run.routineId,
@@ -36,16 +36,16 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
 /** Stop a job without waiting for it: the check phase settles it when it is gone. */
 export function stopAsync(ctx: Ctx, run: RunRow): void {
   const entry = ctx.store.ledger.get('run', run.id);
-  if (!entry || ctx.stopping.has(run.id)) return;
+  if (!entry || ctx.launches.stopping.has(run.id)) return;
   const backend = ctx.backend(entry.backend);
   if (!backend) return;
   const p = backend
     .cancel(entry.handle, ctx.opts.killGraceMs)
     .catch((err) => {
-      ctx.log({ type: 'run:stop-failed', level: 'error', routineId: run.routineId, runId: run.id, message: `could not stop: ${errorMessage(err)}` });
+      ctx.events.log({ type: 'run:stop-failed', level: 'error', routineId: run.routineId, runId: run.id, message: `could not stop: ${errorMessage(err)}` });
     })
-    .finally(() => ctx.stopping.delete(run.id));
-  ctx.stopping.set(run.id, p);
+    .finally(() => ctx.launches.stopping.delete(run.id));
+  ctx.launches.stopping.set(run.id, p);
 }
 
 /** The computer a submitted run is on: the pool names it; every other backend is this host's. */
@@ -67,9 +67,9 @@ export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): void {
     const why = !def ? 'its routine was removed' : on !== null && on !== def.computer ? `its routine moved from ${on} to ${def.computer}` : null;
     if (!why) continue;
     const event = run.kind === 'batch' ? 'cancel' : def ? 'exit' : 'stop';
-    ctx.tx(() => {
+    ctx.events.tx(() => {
       if (moveRun(ctx.store, run.id, run.kind, event, { reason: why, endedAt: now })) {
-        ctx.log({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: run.routineId, runId: run.id, message: `${why}: its ${run.status} run is stopped` });
+        ctx.events.log({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: run.routineId, runId: run.id, message: `${why}: its ${run.status} run is stopped` });
       }
     });
     stopAsync(ctx, run);
@@ -80,12 +80,12 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
   for (const run of active) {
     if (run.status !== 'RUNNING' && run.status !== 'STARTING') continue;
     const def = ctx.defs.byId.get(run.routineId);
-    if (!def || ctx.stopping.has(run.id)) continue;
+    if (!def || ctx.launches.stopping.has(run.id)) continue;
     const started = run.startedAt ?? run.createdAt;
     if (def.timeoutMs !== null && run.kind === 'batch' && now - started > def.timeoutMs && run.reason === null) {
       const reason = `timed out after ${Math.round(def.timeoutMs / 1000)}s`;
       ctx.store.runs.cas(run.id, [run.status], run.status, { reason });
-      ctx.log({ type: 'run:timeout', level: 'error', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
+      ctx.events.log({ type: 'run:timeout', level: 'error', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
       stopAsync(ctx, { ...run, reason });
       continue;
     }
@@ -95,15 +95,15 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
         const reason = `${SILENT} for ${Math.round((now - last) / 1000)}s (interval ${Math.round(def.heartbeatMs / 1000)}s)`;
         if (def.external) {
           // Tend cannot restart what it did not start: the routine needs attention.
-          ctx.tx(() => {
+          ctx.events.tx(() => {
             if (moveRun(ctx.store, run.id, 'realtime', 'give_up', { reason: `${reason}; external routine, Tend cannot restart it`, endedAt: now })) {
-              ctx.log({ type: 'routine:silent', level: 'error', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
+              ctx.events.log({ type: 'routine:silent', level: 'error', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
             }
           });
           continue;
         }
         ctx.store.runs.cas(run.id, ['RUNNING'], 'RUNNING', { reason });
-        ctx.log({ type: 'run:silent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
+        ctx.events.log({ type: 'run:silent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
         stopAsync(ctx, { ...run, reason });
       }
     }
