@@ -18,4 +18,8 @@ export class NoopBackend implements Backend {
     return { exitCode: 0, signal: null, reason: null, startedAt: null, endedAt: null };
   }
   async cancel(): Promise<void> {}
+  tailLog(): string {
+    return '';
+  }
+  async *followLog(): AsyncGenerator<string> {}
 }

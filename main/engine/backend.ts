@@ -50,6 +50,16 @@ export interface Outcome {
   endedAt: number | null;
 }
 
+export type LogStream = 'stdout' | 'stderr';
+
+export interface LogFollowOptions {
+  /** Newest bytes already written to yield first (default 64 KiB; 0 = only new output). */
+  tailBytes?: number;
+  /** Applied to that tail before it is yielded (e.g. keep its last N lines). */
+  tailFilter?: (text: string) => string;
+  signal?: AbortSignal;
+}
+
 export interface Health {
   ok: boolean;
   reason: string | null;
@@ -66,6 +76,14 @@ export interface Backend {
   fetch(handle: Handle): Promise<Outcome>;
   /** Stop the whole job (TERM, then KILL after graceMs); resolves once it is gone. */
   cancel(handle: Handle, graceMs: number): Promise<void>;
+  /**
+   * A job's captured output, read where this backend keeps it; `runDir` is the directory its run
+   * or job row records (on another host for a worker's run). Also after the job settled: no handle.
+   * The newest `maxBytes` of a stream:
+   */
+  tailLog(runDir: string, stream: LogStream, maxBytes: number): string | Promise<string>;
+  /** A stream as it is written, starting with its newest `tailBytes`, until the job is over (or `signal` aborts). */
+  followLog(runDir: string, stream: LogStream, opts?: LogFollowOptions): AsyncIterable<string>;
 }
 
 /** Success means exit code 0 and no reason recorded against it. */

@@ -4,7 +4,7 @@
 //
 // Like the real local backend (whose job directory is keyed by run id), `submit` is idempotent per
 // `spec.runId`: a resubmitted run id returns the existing handle and launches nothing.
-import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
+import type { Backend, Handle, Health, JobSpec, LogStream, Outcome, PollState } from '../../main/engine/backend.js';
 import type { Clock } from '../../main/engine/clock.js';
 
 export type Call =
@@ -238,6 +238,26 @@ export class TestBackend implements Backend {
 
   async release(handle: Handle): Promise<void> {
     this.calls.push({ op: 'release', id: idOf(handle) });
+  }
+
+  /** What a job wrote, by `<runDir> <stream>` (scripted with `write`). */
+  readonly output = new Map<string, string>();
+
+  write(runDir: string, stream: LogStream, text: string): this {
+    const key = `${runDir} ${stream}`;
+    this.output.set(key, (this.output.get(key) ?? '') + text);
+    return this;
+  }
+
+  async tailLog(runDir: string, stream: LogStream, maxBytes: number): Promise<string> {
+    const text = this.output.get(`${runDir} ${stream}`) ?? '';
+    const bytes = Buffer.from(text);
+    return bytes.subarray(Math.max(0, bytes.length - maxBytes)).toString();
+  }
+
+  async *followLog(runDir: string, stream: LogStream): AsyncGenerator<string> {
+    const text = this.output.get(`${runDir} ${stream}`);
+    if (text) yield text;
   }
 }
 

@@ -4,7 +4,6 @@ import { decimalInt } from '../domain/schema.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { zodIssues } from '../domain/schema.js';
-import { followLog } from '../../../worker/jobdir/logs.js';
 import type { Engine } from '../engine.js';
 import { invalid, notFound } from '../errors.js';
 import { secretsOf } from '../mask.js';
@@ -38,14 +37,14 @@ export async function followRoute(engine: Engine, streams: Streams, req: Fastify
   const unregister = streams.add(() => stop.abort());
   // A run still waiting to start has no directory yet: wait for it (a page that opened the log of
   // a run just requested must see its first lines), unless the run ends first.
-  let runDir = run.runDir;
-  while (!runDir && !stop.signal.aborted) {
+  let started = run;
+  while (!started.runDir && !stop.signal.aborted) {
     const now = engine.store.runs.get(id);
-    runDir = now?.runDir ?? null;
-    if (runDir || !now || !WAITING.has(now.status)) break;
+    if (now) started = now;
+    if (started.runDir || !now || !WAITING.has(now.status)) break;
     await delay(DIR_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
   }
-  if (!runDir) {
+  if (!started.runDir) {
     if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"not started"}\n\n`);
     unregister();
     res.end();
@@ -53,7 +52,7 @@ export async function followRoute(engine: Engine, streams: Streams, req: Fastify
   }
   try {
     const secrets = secretsOf(engine.store.routines.get(run.routineId));
-    for await (const chunk of maskFollowed(followLog(runDir, stream, { signal: stop.signal, tailBytes }), secrets)) {
+    for await (const chunk of maskFollowed(engine.logs.follow(started, stream, { signal: stop.signal, tailBytes }), secrets)) {
       res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
     }
     if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"finished"}\n\n`);

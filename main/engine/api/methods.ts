@@ -17,7 +17,6 @@ import { doctor } from '../daemon/doctor.js';
 import { nextRuns } from '../timing/next.js';
 import { parseRoutine } from '../domain/schema.js';
 import { readManifest } from '../../../worker/jobdir/jobdir.js';
-import { tailLog } from '../../../worker/jobdir/logs.js';
 import { maskText, secretsOf } from '../mask.js';
 import type { Channel } from './routes.js';
 
@@ -138,11 +137,11 @@ export function makeMethods(engine: Engine) {
       if (!run) throw notFound(`run ${a.id}`);
       return { ...runSummary(run), routineId: run.routineId, kind: run.kind, manifest: run.runDir ? readManifest(run.runDir) : null };
     },
-    'runs.log': (a: { id: string; stream?: 'stdout' | 'stderr'; tailBytes?: number }) => {
+    'runs.log': async (a: { id: string; stream?: 'stdout' | 'stderr'; tailBytes?: number }) => {
       const run = store.runs.get(a.id);
       if (!run) throw notFound(`run ${a.id}`);
       // The routine's own secret values, echoed in its output, are masked where Tend serves it (the file keeps them).
-      const text = run.runDir ? maskText(tailLog(run.runDir, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId))) : '';
+      const text = maskText(await engine.logs.tail(run, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId)));
       return { runId: run.id, stream: a.stream ?? 'stdout', text };
     },
     'workers.list': () =>

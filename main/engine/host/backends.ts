@@ -1,11 +1,15 @@
 // The backends a Tend host runs work on: this machine's processes (local), its Slurm cluster, and
 // one worker-pool backend per other computer, created when work for it is first met. The engine
 // declares the port (backend.ts) and imports none of these; the host hands them in.
+import { followLog, tailLog } from '../../../worker/jobdir/logs.js';
 import { createLocalBackend, type LocalBackendOptions } from '../../../worker/local/local-backend.js';
 import { createSlurmBackend, type SlurmBackendOptions } from '../../../worker/slurm/slurm-backend.js';
 import type { Backend } from '../backend.js';
+import { systemClock } from '../clock.js';
 import type { BackendHooks, Backends } from '../engine.js';
 import { createPoolBackend } from '../pool/pool-backend.js';
+import type { Settings } from '../settings.js';
+import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 
 export interface StandardBackendOptions {
@@ -32,7 +36,23 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
     const POOL = 'pool:';
     return {
       named,
-      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker, h.settings) : undefined),
+      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker, h.settings, { tailLog, followLog }) : undefined),
     };
+  };
+}
+
+/**
+ * The standard backends of a process that reads what the owner runs but runs nothing itself
+ * (`tend mcp`): for reading logs through the backend of each run. Creating them starts nothing.
+ */
+export function readingBackends(dataDir: string, store: Store, settings: Settings): (name: string) => Backend | undefined {
+  const { named, create } = standardBackends()({ dataDir, store, clock: systemClock, killGraceMs: 10_000, settings, exited: () => undefined, wakeWorker: () => undefined });
+  return (name) => {
+    let b = named.get(name);
+    if (!b && create) {
+      b = create(name);
+      if (b) named.set(name, b);
+    }
+    return b;
   };
 }

@@ -1,6 +1,5 @@
 // Read models behind the MCP tools: bounded, secrets masked, times in ISO 8601. Each takes the
 // store (read directly: SQLite in WAL mode lets another process read while the daemon writes).
-import { tailLog } from '../../../worker/jobdir/logs.js';
 import { dayBounds } from '../timing/day.js';
 import { expandRoutineId, localComputer } from '../domain/schema.js';
 import type { RunRow } from '../domain/types.js';
@@ -9,6 +8,7 @@ import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.
 export { secretsOf };
 import { workerOnline } from '../domain/online.js';
 import { listRoutines, runSummary, showRoutine, type RunSummary } from '../ops/views.js';
+import type { RunLogs } from '../run-logs.js';
 import type { Store } from '../store/store.js';
 import { nextRuns } from '../timing/next.js';
 
@@ -57,7 +57,7 @@ export function runsOfDay(store: Store, now: number, o: { day?: string; schedule
   return { day, from: iso(from), to: iso(to), total, truncated: total > shown, schedules };
 }
 
-export function failures(store: Store, now: number, o: { sinceHours: number; limit: number; stderrBytes: number }) {
+export async function failures(store: Store, logs: RunLogs, now: number, o: { sinceHours: number; limit: number; stderrBytes: number }) {
   const since = now - o.sinceHours * 3_600_000;
   const rows = (
     store.db
@@ -65,28 +65,30 @@ export function failures(store: Store, now: number, o: { sinceHours: number; lim
       .pluck()
       .all(since, o.limit + 1) as string[]
   ).map((id) => store.runs.get(id)!);
-  const runs = rows.slice(0, o.limit).map((r) => {
+  const runs = [];
+  for (const r of rows.slice(0, o.limit)) {
     const def = store.routines.get(r.routineId);
     const secrets = secretsOf(def);
-    return {
+    runs.push({
       routineId: r.routineId,
       schedule: def?.schedule ?? null,
       ...runSummary(r),
       reason: r.reason === null ? null : maskText(r.reason, secrets),
       exitReason: exitReason(r),
-      stderrTail: r.runDir ? maskText(tailLog(r.runDir, 'stderr', o.stderrBytes), secrets) : null,
+      stderrTail: r.runDir ? maskText(await logs.tail(r, 'stderr', o.stderrBytes), secrets) : null,
       stderrNote: r.runDir ? null : 'never started: no output',
-    };
-  });
-  const jobs = (
+    });
+  }
+  const failedJobs = (
     store.db
       .prepare(`SELECT id FROM jobs WHERE status = 'ERROR' AND COALESCE(ended_at, updated_at) >= ? ORDER BY COALESCE(ended_at, updated_at) DESC LIMIT ?`)
       .pluck()
       .all(since, o.limit) as number[]
-  ).map((id) => {
-    const j = store.jobs.get(id)!;
+  ).map((id) => store.jobs.get(id)!);
+  const jobs = [];
+  for (const j of failedJobs) {
     const secrets = collectSecrets(j.args, j.env);
-    return {
+    jobs.push({
       jobId: j.id,
       name: maskText(j.name, secrets),
       computer: j.computer,
@@ -94,9 +96,9 @@ export function failures(store: Store, now: number, o: { sinceHours: number; lim
       exitCode: j.exitCode,
       signal: j.signal,
       reason: j.reason === null ? null : maskText(j.reason, secrets),
-      stderrTail: j.runDir ? maskText(tailLog(j.runDir, 'stderr', o.stderrBytes), secrets) : null,
-    };
-  });
+      stderrTail: j.runDir ? maskText(await logs.tail(j, 'stderr', o.stderrBytes), secrets) : null,
+    });
+  }
   // Realtime deaths are restarts, not failures; counted so that a flapping routine shows up.
   const exits = store.db
     // An exited instance has ended: runs_ended reads the window, not the history.
@@ -135,11 +137,11 @@ export function routineDetail(store: Store, id: string, now: number, o: { histor
   };
 }
 
-export function runLog(store: Store, ref: string, o: { stream: 'stdout' | 'stderr'; maxBytes: number; lines?: number }) {
+export async function runLog(store: Store, logs: RunLogs, ref: string, o: { stream: 'stdout' | 'stderr'; maxBytes: number; lines?: number }) {
   const run = store.runs.get(ref) ?? store.runs.latest(expandRoutineId(ref));
   if (!run) throw notFound(`run or routine ${ref}`);
   const def = store.routines.get(run.routineId);
-  let text = run.runDir ? tailLog(run.runDir, o.stream, o.maxBytes) : '';
+  let text = await logs.tail(run, o.stream, o.maxBytes);
   if (o.lines !== undefined) {
     const all = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
     text = all.slice(-o.lines).join('\n') + (text.endsWith('\n') && o.lines > 0 ? '\n' : '');

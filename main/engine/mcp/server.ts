@@ -16,6 +16,7 @@ import { expandRoutineId, ROUTINE_ID } from '../domain/schema.js';
 import { errorMessage, TendError } from '../errors.js';
 import { JobInputSchema } from '../ops/jobs.js';
 import type { Settings } from '../settings.js';
+import type { RunLogs } from '../run-logs.js';
 import { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 import { daemonCall } from './actions.js';
@@ -31,6 +32,8 @@ export interface TendMcpOptions {
   /** What the daemon also reads (maxParallel, workerOfflineMs), as `tend mcp` was started with. */
   settings: Settings;
   now?: () => number;
+  /** How runs' output is read (through each run's backend), over the store this server opened. */
+  logs: (store: Store) => RunLogs;
 }
 
 const routineId = z
@@ -71,13 +74,17 @@ function failure(err: unknown): CallToolResult {
 export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; close: () => void } {
   const now = o.now ?? (() => Date.now());
   let store: Store | null = null;
+  let logs: RunLogs | null = null;
   const db = paths(o.dataDir).db;
   const open = (): Store => {
     if (store?.db.open) return store;
     if (!existsSync(db)) throw new TendError('NOT_FOUND', `no Tend database at ${db} yet: nothing has been defined in this data dir (TEND_DATA_DIR=${o.dataDir})`);
     store = Store.open(db, { readonly: true });
+    logs = o.logs(store);
     return store;
   };
+  /** Reading output through the backends, over the store open() opened. */
+  const openLogs = (): RunLogs => (open(), logs!);
   const server = new McpServer({ name: 'tend', version: tendVersion() }, { instructions: INSTRUCTIONS });
   const read = { readOnlyHint: true, openWorldHint: false } as const;
 
@@ -121,8 +128,8 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
       stderrBytes: z.number().int().min(0).max(16_384).optional().describe('Bytes of stderr tail per failure (default 2000, at most 16384)'),
     }),
     read,
-    (a) => {
-      const r = failures(open(), now(), { sinceHours: a.sinceHours ?? 24, limit: a.limit ?? 20, stderrBytes: a.stderrBytes ?? 2000 });
+    async (a) => {
+      const r = await failures(open(), openLogs(), now(), { sinceHours: a.sinceHours ?? 24, limit: a.limit ?? 20, stderrBytes: a.stderrBytes ?? 2000 });
       return text(r, `${r.runs.length} failed run(s) and ${r.jobs.length} failed job(s) since ${r.since}`);
     },
   );
@@ -156,8 +163,8 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
       lines: z.number().int().min(1).max(5000).optional().describe('Only the last N lines of those bytes'),
     }),
     read,
-    (a) => {
-      const r = runLog(open(), a.id.trim(), { stream: a.stream ?? 'stdout', maxBytes: a.maxBytes ?? 8000, lines: a.lines });
+    async (a) => {
+      const r = await runLog(open(), openLogs(), a.id.trim(), { stream: a.stream ?? 'stdout', maxBytes: a.maxBytes ?? 8000, lines: a.lines });
       return text(`run ${r.runId} of ${r.routineId} (${r.status}), ${r.stream}${r.note ? ` — ${r.note}` : ''}:\n${r.text}`);
     },
   );

@@ -1,7 +1,8 @@
 // Runs on another host: the backend queues a `start` command for the worker of that computer; the
 // worker launches it in a job directory of its own and reports back. Handles are JSON; poll and
 // fetch read only what workers reported, so a restarted daemon settles remote runs as well.
-import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../backend.js';
+import { existsSync } from 'node:fs';
+import type { Backend, Handle, Health, JobSpec, LogFollowOptions, LogStream, Outcome, PollState } from '../backend.js';
 import type { Clock } from '../clock.js';
 import { TendError } from '../errors.js';
 import { workerOnline } from '../domain/online.js';
@@ -20,10 +21,19 @@ export function poolBackendName(computer: string): string {
 /** The pool's timeouts (from Settings). */
 export type PoolTimeouts = Pick<Settings, 'commandTtlMs' | 'workerOfflineMs'>;
 
-export function createPoolBackend(computer: string, store: Store, clock: Clock, wake: (computer: string) => void, t: PoolTimeouts): Backend {
+/** Reading a job directory's logs (worker/jobdir), given by the host. */
+export type JobDirLogs = Pick<Backend, 'tailLog' | 'followLog'>;
+
+/**
+ * `jobDirLogs` reads a worker's output when its directory is visible here (a worker on this
+ * machine, or a file system shared with it); otherwise the output stays on the worker, which
+ * has no way to send it yet.
+ */
+export function createPoolBackend(computer: string, store: Store, clock: Clock, wake: (computer: string) => void, t: PoolTimeouts, jobDirLogs?: JobDirLogs): Backend {
   const { commandTtlMs, workerOfflineMs } = t;
   const online = (seen: number | null, now: number) => workerOnline(seen, now, workerOfflineMs);
   const name = poolBackendName(computer);
+  const readable = (runDir: string) => jobDirLogs !== undefined && existsSync(runDir);
   const refOf = (h: Handle) => {
     const runId = h.runId;
     if (typeof runId !== 'string' || h.computer !== computer) throw new TendError('INVALID', `not a ${name} handle`);
@@ -105,6 +115,14 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
       if (store.pool.cancelSent(computer, ref.runId, now - commandTtlMs - graceMs)) return;
       store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, now, commandTtlMs);
       wake(computer);
+    },
+    tailLog(runDir: string, stream: LogStream, maxBytes: number) {
+      return readable(runDir) ? jobDirLogs!.tailLog(runDir, stream, maxBytes) : '';
+    },
+    followLog(runDir: string, stream: LogStream, opts?: LogFollowOptions): AsyncIterable<string> {
+      if (readable(runDir)) return jobDirLogs!.followLog(runDir, stream, opts);
+      const err = new TendError('UNAVAILABLE', `the output of this run stays on worker ${computer} (in ${runDir}): it cannot be followed from here`);
+      return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(err) }) };
     },
   };
 }
