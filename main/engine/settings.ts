@@ -33,6 +33,10 @@ export interface Settings {
   commandTtlMs: number;
   /** TEND_WORKER_OFFLINE_MS: a worker not heard from for longer than this is offline. */
   workerOfflineMs: number;
+  /** TEND_SLURM_BIN_DIR: where sbatch, squeue … are (null: on PATH). */
+  slurmBinDir: string | null;
+  /** TEND_SLURM_SHARED_FS=1: the runs dir is shared with the Slurm nodes in a way Tend cannot tell. */
+  slurmSharedFs: boolean;
   /** TEND_WEBHOOK_*: delivery tuning (see docs/webhooks.md). */
   webhooks: WebhookOptions;
 }
@@ -49,6 +53,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   killGraceMs: DEFAULT_OPTIONS.killGraceMs,
   commandTtlMs: 60_000,
   workerOfflineMs: DEFAULT_OPTIONS.workerOfflineMs,
+  slurmBinDir: null,
+  slurmSharedFs: false,
   webhooks: Object.freeze({ ...DEFAULT_WEBHOOK_OPTIONS }),
 });
 
@@ -89,6 +95,16 @@ const ms = (min: number, max: number, set: (s: Settings, v: number) => void, get
   fallback: get,
 });
 const DAY = 24 * 3_600_000;
+/** On for 1, true, yes or on (any case); anything else is off, never an error. */
+const flag = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => boolean): Knob => ({
+  says: '1, true, yes or on',
+  schema: z.string().transform((v) => /^(1|true|yes|on)$/i.test(v)),
+  bad: 'refuse',
+  set: (s, v) => set(s, v as boolean),
+  fallback: get,
+});
+/** Any text, taken as it is. */
+const text = (set: (s: Settings, v: string) => void, get: (s: Settings) => string | null): Knob => ({ says: 'text', schema: z.string(), bad: 'refuse', set: (s, v) => set(s, v as string), fallback: get });
 
 const webhookKnob = (key: keyof WebhookOptions, min: number, max: number): Knob => ({
   says: `an integer from ${min} to ${max}`,
@@ -108,15 +124,9 @@ export const KNOBS: Record<string, Knob> = {
     fallback: (s) => s.intervalMs,
   },
   TEND_API: { says: '"off" or unset', schema: z.string().transform((v) => v !== 'off'), bad: 'refuse', set: (s, v) => void (s.api = v as boolean), fallback: (s) => s.api },
-  TEND_API_HOST: { says: 'a host name or address', schema: z.string(), bad: 'refuse', set: (s, v) => void (s.apiHost = v as string), fallback: (s) => s.apiHost },
+  TEND_API_HOST: text((s, v) => (s.apiHost = v), (s) => s.apiHost),
   TEND_API_PORT: { says: 'a port from 0 to 65535', schema: integer(0, 65_535), bad: 'refuse', set: (s, v) => void (s.apiPort = v as number), fallback: (s) => s.apiPort },
-  TEND_METRICS_PUBLIC: {
-    says: '1, true, yes or on',
-    schema: z.string().transform((v) => /^(1|true|yes|on)$/i.test(v)),
-    bad: 'refuse',
-    set: (s, v) => void (s.metricsPublic = v as boolean),
-    fallback: (s) => s.metricsPublic,
-  },
+  TEND_METRICS_PUBLIC: flag((s, v) => (s.metricsPublic = v), (s) => s.metricsPublic),
   TEND_MAX_PARALLEL: { says: 'an integer from 1 to 10000', schema: integer(1, 10_000), bad: 'refuse', set: (s, v) => void (s.maxParallel = v as number), fallback: (s) => s.maxParallel },
   TEND_BATCH_SLOTS: { says: 'an integer from 0 to 10000', schema: integer(0, 10_000), bad: 'refuse', set: (s, v) => void (s.batchSlots = v as number), fallback: (s) => s.batchSlots },
   TEND_KEEP_DAYS: {
@@ -129,6 +139,8 @@ export const KNOBS: Record<string, Knob> = {
   TEND_KILL_GRACE_MS: ms(0, DAY, (s, v) => (s.killGraceMs = v), (s) => s.killGraceMs),
   TEND_COMMAND_TTL_MS: ms(100, DAY, (s, v) => (s.commandTtlMs = v), (s) => s.commandTtlMs),
   TEND_WORKER_OFFLINE_MS: ms(100, DAY, (s, v) => (s.workerOfflineMs = v), (s) => s.workerOfflineMs),
+  TEND_SLURM_BIN_DIR: text((s, v) => (s.slurmBinDir = v), (s) => s.slurmBinDir),
+  TEND_SLURM_SHARED_FS: flag((s, v) => (s.slurmSharedFs = v), (s) => s.slurmSharedFs),
   TEND_WEBHOOK_QUEUE_MAX: webhookKnob('queueMax', 1, 1_000_000),
   TEND_WEBHOOK_MAX_ATTEMPTS: webhookKnob('maxAttempts', 1, 1000),
   TEND_WEBHOOK_BACKOFF_MS: webhookKnob('backoffMs', 10, 3_600_000),

@@ -26,6 +26,8 @@ describe('readSettings', () => {
       TEND_KILL_GRACE_MS: '0',
       TEND_COMMAND_TTL_MS: '1e3',
       TEND_WORKER_OFFLINE_MS: '1500',
+      TEND_SLURM_BIN_DIR: '/opt/slurm/bin',
+      TEND_SLURM_SHARED_FS: 'on',
       TEND_WEBHOOK_QUEUE_MAX: '5',
       TEND_WEBHOOK_MAX_ATTEMPTS: '2',
       TEND_WEBHOOK_BACKOFF_MS: '200',
@@ -47,15 +49,17 @@ describe('readSettings', () => {
       killGraceMs: 0,
       commandTtlMs: 1000,
       workerOfflineMs: 1500,
+      slurmBinDir: '/opt/slurm/bin',
+      slurmSharedFs: true,
       webhooks: { ...DEFAULT_SETTINGS.webhooks, queueMax: 5, maxAttempts: 2, backoffMs: 200, maxBackoffMs: 400, timeoutMs: 1000, pollMs: 50 },
     });
   });
 
-  it('TEND_API is on unless "off"; TEND_METRICS_PUBLIC is public only for 1, true, yes or on', () => {
+  it('TEND_API is on unless "off"; the flags are on only for 1, true, yes or on', () => {
     expect(read({ TEND_API: 'on' }).settings.api).toBe(true);
     expect(read({ TEND_API: 'OFF' }).settings.api).toBe(true);
-    for (const v of ['1', 'true', 'ON']) expect(read({ TEND_METRICS_PUBLIC: v }).settings.metricsPublic).toBe(true);
-    for (const v of ['0', 'no', 'public']) expect(read({ TEND_METRICS_PUBLIC: v }).settings.metricsPublic).toBe(false);
+    for (const v of ['1', 'true', 'ON']) expect(read({ TEND_METRICS_PUBLIC: v, TEND_SLURM_SHARED_FS: v }).settings).toMatchObject({ metricsPublic: true, slurmSharedFs: true });
+    for (const v of ['0', 'no', 'public']) expect(read({ TEND_METRICS_PUBLIC: v, TEND_SLURM_SHARED_FS: v })).toMatchObject({ settings: { metricsPublic: false, slurmSharedFs: false }, problems: [] });
   });
 
   it('TEND_KEEP_DAYS: whole days from 1 to 36500 or "forever" (null: keep everything); anything else refused', () => {

@@ -20,9 +20,9 @@ export interface SlurmBackendOptions {
   tendVersion: string;
   /** How Slurm's commands are run (tests count or fake them); default: execFile, PATH or binDir. */
   runner?: SlurmRunner;
-  /** Directory of sbatch, squeue … (default: PATH; env TEND_SLURM_BIN_DIR). */
+  /** Directory of sbatch, squeue … (default: PATH; the host's settings: TEND_SLURM_BIN_DIR). */
   binDir?: string | null;
-  /** The runs dir is shared with the nodes in a way Tend cannot tell (env TEND_SLURM_SHARED_FS=1). */
+  /** The runs dir is shared with the nodes in a way Tend cannot tell (the host's settings: TEND_SLURM_SHARED_FS=1). */
   sharedFs?: boolean;
   /** Grace between TERM and the final scancel when cancel is given none (default 10 s). */
   killGraceMs?: number;
@@ -54,12 +54,12 @@ function slurmHandle(h: Handle): SlurmHandle {
 export function createSlurmBackend(opts: SlurmBackendOptions): SlurmBackend {
   const env = opts.baseEnv ?? inheritedEnv();
   const runner = opts.runner ?? execRunner({
-      binDir: opts.binDir ?? env['TEND_SLURM_BIN_DIR'] ?? null,
+      binDir: opts.binDir ?? null,
       timeoutMs: opts.commandTimeoutMs,
       maxConcurrent: opts.maxConcurrent,
       sbatchHelpers: opts.sbatchHelpers,
     });
-  const sharedFs = opts.sharedFs ?? /^(1|true|yes|on)$/i.test(env['TEND_SLURM_SHARED_FS'] ?? '');
+  const sharedFs = opts.sharedFs ?? false;
   const killGraceMs = opts.killGraceMs ?? 10_000;
   const runsDir = join(opts.dataDir, 'runs');
 

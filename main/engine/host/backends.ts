@@ -31,7 +31,7 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
     // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
     // Creating it runs no command: health() says whether Slurm is there when work asks for it.
     if (!named.has('slurm')) {
-      named.set('slurm', createSlurmBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, ...o.slurm }));
+      named.set('slurm', createSlurmBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, binDir: h.settings.slurmBinDir, sharedFs: h.settings.slurmSharedFs, ...o.slurm }));
     }
     const POOL = 'pool:';
     return {
