@@ -1,7 +1,13 @@
 // Every event the logging plane holds, named once: its type (`noun:verb`), the shape of its data,
-// its usual level, and whether it is trouble and of which kind. The append refuses what is not
-// here (store/events.ts); the contract's pushed event types, the desktop notifier and the
-// webhooks all read this table instead of keeping lists of their own.
+// its usual level, and whether it is trouble and of which kind. The contract's pushed event
+// types, the desktop notifier and the webhooks read this table instead of keeping lists of their own.
+//
+// The append (store/events.ts) refuses what this does not describe — an EventShapeError, nothing
+// written — in tests and in use alike. The types already make an unknown type or mistyped data a
+// compile error at every site (NewEvent is keyed by this table), so what is left is a computed
+// value that escaped them: a programming error that a test over that path meets. Refusing keeps
+// the log to what its readers (webhooks, notifier, UI) understand; a second behaviour for
+// production would be the one never tested.
 import { z } from 'zod';
 import type { Level } from '../store/events.js';
 
@@ -23,8 +29,10 @@ export interface EventSpec {
   recovers?: true;
 }
 
-const exit = z.strictObject({ exitCode: z.number().int().nullable(), signal: z.string().nullable() });
-const quickDeaths = z.strictObject({ exitCode: z.number().int().nullable(), signal: z.string().nullable(), quickDeaths: z.number().int().nonnegative() });
+// What a backend reports is typed, not range-checked: a refused event would roll back the settle
+// that records the end, and the run would be settled again every pass.
+const exit = z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable() });
+const quickDeaths = z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable(), quickDeaths: z.number().int().nonnegative() });
 const count = z.number().int().nonnegative();
 const delivery = z.strictObject({ deliveryId: z.number().int(), webhookId: z.number().int() });
 
