@@ -165,7 +165,7 @@ export class Engine {
     try {
       await this.retention.maybeSweep();
     } catch (err) {
-      this.log({ type: 'history:failed', level: 'warn', message: `removing old history failed: ${err instanceof Error ? err.message : String(err)}` });
+      this.log({ type: 'history:failed', message: `removing old history failed: ${err instanceof Error ? err.message : String(err)}` });
     }
   }
 

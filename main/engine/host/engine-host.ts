@@ -151,7 +151,7 @@ function checkAfterUncleanShutdown(engine: Engine, pid: number, log: (line: stri
     }
     const message = `tend.db failed its integrity check after pid ${pid} stopped uncleanly: ${r.problems.slice(0, 3).join('; ')}`;
     try {
-      engine.log({ type: 'store:damaged', level: 'error', message, data });
+      engine.log({ type: 'store:damaged', message, data });
     } catch {
       // A damaged file may refuse the event too: the log gets the line instead.
       log(`ERROR store:damaged ${message}`);

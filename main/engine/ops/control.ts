@@ -63,7 +63,7 @@ export async function stopRoutine(d: ControlDeps, id: string, reason = 'stopped 
     const entry = d.store.ledger.get('run', run.id);
     const to = d.store.tx(() => {
       const moved = moveRun(d.store, run.id, run.kind, event, { reason, endedAt: now });
-      if (moved) d.store.events.append({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: id, runId: run.id, message: reason }, now);
+      if (moved) d.store.events.append({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', routineId: id, runId: run.id, message: reason }, now);
       return moved;
     });
     if (!to) continue;
@@ -94,7 +94,7 @@ export async function cancelJob(d: ControlDeps, jobId: number): Promise<void> {
   const entry = d.store.ledger.get('job', String(jobId));
   const moved = d.store.tx(() => {
     const to = moveJob(d.store, jobId, 'cancel', { reason: 'cancelled by hand', endedAt: now }, now);
-    if (to) d.store.events.append({ type: 'job:cancelled', level: 'warn', jobId, message: `job ${jobId} cancelled by hand` }, now);
+    if (to) d.store.events.append({ type: 'job:cancelled', jobId, message: `job ${jobId} cancelled by hand` }, now);
     return to;
   });
   if (!moved) throw new TendError('CONFLICT', `job ${jobId} is ${job.status} already`);

@@ -114,7 +114,6 @@ export function reportExternal(store: Store, log: (e: NewEvent) => void, id: str
     }
     log({
       type: ok ? 'run:completed' : 'run:failed',
-      level: ok ? 'info' : 'error',
       routineId: def.id,
       runId: run.id,
       message: ok ? `completed (reported by the routine)` : `failed: ${reason}`,

@@ -61,7 +61,7 @@ export function postJob(store: Store, input: unknown, now: number): JobRow {
     if (dead !== undefined) {
       // Known already: it will never run. Say so at once rather than on the next pass.
       store.jobs.cas(id, ['WAITING'], 'CANCEL', { reason: `dependency job ${dead} ended ${store.jobs.status(dead)}`, endedAt: now }, now);
-      store.events.append({ type: 'job:cancelled', level: 'warn', jobId: id, message: `job ${id} cancelled: dependency job ${dead} already ended` }, now);
+      store.events.append({ type: 'job:cancelled', jobId: id, message: `job ${id} cancelled: dependency job ${dead} already ended` }, now);
     }
     return store.jobs.get(id)!;
   });

@@ -41,7 +41,7 @@ export function cancelQueuedRetries(store: Store, prev: RoutineDef, def: Routine
   for (const run of store.runs.activeFor(def.id)) {
     if ((run.status !== 'PENDING' && run.status !== 'DELAYED') || run.attempt <= 1 || run.notBefore === null) continue;
     if (!moveRun(store, run.id, 'batch', 'cancel', { reason: 'retry policy changed', endedAt: now })) continue;
-    store.events.append({ type: 'run:cancelled', level: 'warn', routineId: def.id, runId: run.id, message: `attempt ${run.attempt} cancelled: the retry policy changed` }, now);
+    store.events.append({ type: 'run:cancelled', routineId: def.id, runId: run.id, message: `attempt ${run.attempt} cancelled: the retry policy changed` }, now);
     cancelled.push(run.id);
   }
   return cancelled;

@@ -52,7 +52,7 @@ export function forgetWorker(store: Store, log: (e: NewEvent) => void, computer:
       if (job.status === 'RUNNING') {
         if (moveJob(store, job.id, 'fail', { reason: why, endedAt: o.now }, o.now)) {
           out.failedJobs++;
-          log({ type: 'job:failed', level: 'error', jobId: job.id, message: `job ${job.id} failed: ${why}` });
+          log({ type: 'job:failed', jobId: job.id, message: `job ${job.id} failed: ${why}` });
         }
       } else if (moveJob(store, job.id, 'release', { fetchedBy: null, backend: null }, o.now)) {
         out.requeuedJobs++;
@@ -64,7 +64,6 @@ export function forgetWorker(store: Store, log: (e: NewEvent) => void, computer:
     store.pool.removeWorker(computer);
     log({
       type: 'worker:forgotten',
-      level: 'warn',
       message: `worker ${computer} forgotten (${lastSeen}): ${out.runs} run(s) end unknown, ${out.failedJobs} job(s) failed, ${out.requeuedJobs} job(s) back in the queue; its token no longer works`,
       data: { ...out },
     });

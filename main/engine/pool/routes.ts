@@ -274,7 +274,6 @@ function applyJobReport(engine: Engine, computer: string, r: z.output<typeof Rep
   if (to) {
     engine.log({
       type: ok ? 'job:completed' : 'job:failed',
-      level: ok ? 'info' : 'error',
       jobId: id,
       message: ok ? `job ${id} completed on ${computer}` : `job ${id} failed on ${computer}: ${reason}`,
     });

@@ -33,14 +33,14 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
   for (const [name, group] of groups) {
     const backend = ctx.backend(name);
     if (!backend) {
-      ctx.events.log({ type: 'backend:missing', level: 'error', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
+      ctx.events.log({ type: 'backend:missing', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
       continue;
     }
     let states: PollState[];
     try {
       states = await ctx.bounded(backend.poll(group.map((e) => e.handle)), `${name} poll`);
     } catch (err) {
-      ctx.events.log({ type: 'backend:poll-failed', level: 'warn', message: `${name}: poll failed: ${errorMessage(err)}` });
+      ctx.events.log({ type: 'backend:poll-failed', message: `${name}: poll failed: ${errorMessage(err)}` });
       continue;
     }
     const running: { entry: LedgerEntry; startedAt: number; heartbeatAt: number | null }[] = [];
@@ -77,7 +77,7 @@ function guarded(ctx: Ctx, entry: LedgerEntry, fn: () => void): void {
   try {
     fn();
   } catch (err) {
-    ctx.events.log({ type: 'check:fault', level: 'error', runId: entry.kind === 'run' ? entry.refId : null, jobId: entry.kind === 'job' ? Number(entry.refId) : null, message: errorMessage(err) });
+    ctx.events.log({ type: 'check:fault', runId: entry.kind === 'run' ? entry.refId : null, jobId: entry.kind === 'job' ? Number(entry.refId) : null, message: errorMessage(err) });
   }
 }
 
@@ -133,7 +133,7 @@ function requeue(ctx: Ctx, entry: LedgerEntry, reason: string): void {
     if (!run) return;
     // A realtime run keeps a null reason: a reason on a live instance means "being stopped".
     if (!moveRun(ctx.store, run.id, run.kind, 'unsent', run.kind === 'batch' ? { reason } : {})) return;
-    ctx.events.log({ type: 'run:unsent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
+    ctx.events.log({ type: 'run:unsent', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
   });
 }
 
@@ -153,7 +153,6 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
   }
   ctx.events.log({
     type: ok ? 'run:completed' : 'run:failed',
-    level: ok ? 'info' : 'error',
     routineId: run.routineId,
     runId: run.id,
     message: ok ? 'completed' : `failed: ${reason}`,
@@ -178,7 +177,6 @@ function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): v
   }
   ctx.events.log({
     type: giveUp ? 'routine:crash-loop' : 'run:exited',
-    level: giveUp ? 'error' : 'warn',
     routineId: run.routineId,
     runId: run.id,
     message: giveUp ? `gave up after ${streak} quick deaths (last: ${reason}); restart it by hand` : `exited: ${reason}`,
@@ -212,7 +210,6 @@ function settleJob(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number):
     if (!to) return;
     ctx.events.log({
       type: ok ? 'job:completed' : 'job:failed',
-      level: ok ? 'info' : 'error',
       jobId: id,
       message: ok ? `job ${id} completed` : `job ${id} failed: ${reason}`,
       data: { exitCode: outcome.exitCode, signal: outcome.signal },

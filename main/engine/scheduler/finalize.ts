@@ -36,7 +36,6 @@ export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: Run
     store.runs.insert(retry);
     log({
       type: 'run:retry',
-      level: 'warn',
       routineId: def.id,
       runId: retry.id,
       message: `attempt ${retry.attempt} at ${new Date(retryAt).toISOString()} (retry every ${def.retry.delayMs / 1000}s until ${new Date(firstDue + def.retry.windowMs).toISOString()})`,

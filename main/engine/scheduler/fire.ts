@@ -23,7 +23,7 @@ export function fireDue(ctx: Ctx, now: number): number {
       try {
         fired += fireOne(ctx, t, now, catchUp);
       } catch (err) {
-        ctx.events.log({ type: 'trigger:fault', level: 'error', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
+        ctx.events.log({ type: 'trigger:fault', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
       }
     }
     return fired;
@@ -79,7 +79,6 @@ function misfired(ctx: Ctx, def: RoutineDef, first: number, now: number): number
   const chosen = def.misfire === 'skip' ? [] : def.misfire === 'once' ? [recent[recent.length - 1]!] : recent;
   ctx.events.log({
     type: 'trigger:misfire',
-    level: 'warn',
     routineId: def.id,
     message:
       `missed ${total}${exact ? '' : '+'} run time(s) since ${new Date(first).toISOString()} ` +
@@ -126,7 +125,6 @@ function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {
   if (def.overlap === 'queue-one' && !waiting) return true;
   ctx.events.log({
     type: 'run:skipped',
-    level: 'warn',
     routineId: def.id,
     message: `run time ${new Date(at).toISOString()} skipped: the previous run is still ${active[0]!.status} (overlap: ${def.overlap})`,
   });

@@ -14,7 +14,7 @@ export function promoteJobs(ctx: Ctx, now: number): void {
       const dead = deps.find((d) => d.status === 'ERROR' || d.status === 'CANCEL');
       if (dead) {
         if (moveJob(ctx.store, id, 'dep_failed', { reason: `dependency job ${dead.id} ended ${dead.status}`, endedAt: now }, now)) {
-          ctx.events.log({ type: 'job:cancelled', level: 'warn', jobId: id, message: `job ${id} cancelled: dependency job ${dead.id} ended ${dead.status}` });
+          ctx.events.log({ type: 'job:cancelled', jobId: id, message: `job ${id} cancelled: dependency job ${dead.id} ended ${dead.status}` });
         }
       } else if (deps.every((d) => d.status === 'COMPLETED')) {
         if (moveJob(ctx.store, id, 'ready', {}, now)) {

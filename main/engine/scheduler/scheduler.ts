@@ -51,7 +51,7 @@ export class Scheduler {
       } catch (err) {
         report.faults++;
         try {
-          ctx.events.log({ type: 'pass:fault', level: 'error', message: `${name}: ${errorMessage(err)}` });
+          ctx.events.log({ type: 'pass:fault', message: `${name}: ${errorMessage(err)}` });
         } catch {
           /* the store itself is failing; the next pass tries again */
         }
@@ -129,7 +129,7 @@ export class Scheduler {
       return true;
     } catch (err) {
       try {
-        ctx.events.log({ type: 'pass:fault', level: 'error', runId, message: `micro-pass: ${errorMessage(err)}` });
+        ctx.events.log({ type: 'pass:fault', runId, message: `micro-pass: ${errorMessage(err)}` });
       } catch {
         /* the store itself is failing; the next pass tries again */
       }
@@ -148,7 +148,6 @@ export class Scheduler {
     if (Math.abs(drift) < threshold) return;
     this.ctx.events.log({
       type: 'clock:jump',
-      level: 'warn',
       message: `${drift > 0 ? 'wall clock jumped ahead' : 'wall clock went back'} by ${Math.round(Math.abs(drift) / 1000)}s (sleep, resume or clock change): misfire policies apply to what was due`,
       data: { driftMs: Math.round(drift) },
     });
@@ -176,7 +175,6 @@ export class Scheduler {
         }
         this.ctx.events.log({
           type: 'lease:released',
-          level: 'warn',
           runId: l.queue === 'run' ? l.itemId : null,
           jobId: l.queue === 'job' ? Number(l.itemId) : null,
           message: `stale claim by ${l.owner} from ${new Date(l.claimedAt).toISOString()} released`,

@@ -126,7 +126,7 @@ function launchInBackground(ctx: Ctx, c: Claimed): void {
       } catch (err) {
         // The store is failing: the lease goes stale and a later pass adopts what was launched.
         try {
-          ctx.events.log({ type: 'submit:fault', level: 'error', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
+          ctx.events.log({ type: 'submit:fault', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
         } catch {
           /* nothing more to do */
         }
@@ -157,7 +157,7 @@ async function gate(ctx: Ctx, name: string): Promise<boolean> {
   const was = ctx.pausedBackends.get(name);
   if (!ok) {
     const why = reason ?? 'unhealthy';
-    if (was === undefined) ctx.events.log({ type: 'backend:paused', level: 'warn', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
+    if (was === undefined) ctx.events.log({ type: 'backend:paused', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
     ctx.pausedBackends.set(name, why);
   } else if (was !== undefined) {
     ctx.pausedBackends.delete(name);
@@ -273,7 +273,7 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
       ctx.store.ledger.record('job', c.key, backendName, handle, now);
       ctx.events.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
     } else if (moveJob(ctx.store, id, 'launch_failed', { reason: error ?? 'launch failed', endedAt: now }, now)) {
-      ctx.events.log({ type: 'job:launch-failed', level: 'error', jobId: id, message: `job ${id} could not start: ${error}` });
+      ctx.events.log({ type: 'job:launch-failed', jobId: id, message: `job ${id} could not start: ${error}` });
     }
     return;
   }
@@ -294,7 +294,6 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
   if (!to) return;
   ctx.events.log({
     type: refused ? 'run:refused' : 'run:launch-failed',
-    level: 'error',
     routineId: run.routineId,
     runId: run.id,
     message: refused ? reason : `could not start: ${reason}`,

@@ -23,7 +23,6 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
       if (moveRun(ctx.store, run.id, 'batch', 'late', { reason: why })) {
         ctx.events.log({
           type: 'run:delayed',
-          level: 'warn',
           routineId: run.routineId,
           runId: run.id,
           message: `DELAYED: due ${new Date(due).toISOString()}, not started within ${Math.round(def.toleranceMs / 1000)}s (${why})`,
@@ -42,7 +41,7 @@ export function stopAsync(ctx: Ctx, run: RunRow): void {
   const p = backend
     .cancel(entry.handle, ctx.opts.killGraceMs)
     .catch((err) => {
-      ctx.events.log({ type: 'run:stop-failed', level: 'error', routineId: run.routineId, runId: run.id, message: `could not stop: ${errorMessage(err)}` });
+      ctx.events.log({ type: 'run:stop-failed', routineId: run.routineId, runId: run.id, message: `could not stop: ${errorMessage(err)}` });
     })
     .finally(() => ctx.launches.stopping.delete(run.id));
   ctx.launches.stopping.set(run.id, p);
@@ -69,7 +68,7 @@ export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): void {
     const event = run.kind === 'batch' ? 'cancel' : def ? 'exit' : 'stop';
     ctx.events.tx(() => {
       if (moveRun(ctx.store, run.id, run.kind, event, { reason: why, endedAt: now })) {
-        ctx.events.log({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', level: 'warn', routineId: run.routineId, runId: run.id, message: `${why}: its ${run.status} run is stopped` });
+        ctx.events.log({ type: run.kind === 'batch' ? 'run:cancelled' : 'run:stopped', routineId: run.routineId, runId: run.id, message: `${why}: its ${run.status} run is stopped` });
       }
     });
     stopAsync(ctx, run);
@@ -85,7 +84,7 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
     if (def.timeoutMs !== null && run.kind === 'batch' && now - started > def.timeoutMs && run.reason === null) {
       const reason = `timed out after ${Math.round(def.timeoutMs / 1000)}s`;
       ctx.store.runs.cas(run.id, [run.status], run.status, { reason });
-      ctx.events.log({ type: 'run:timeout', level: 'error', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
+      ctx.events.log({ type: 'run:timeout', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
       stopAsync(ctx, { ...run, reason });
       continue;
     }
@@ -97,13 +96,13 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
           // Tend cannot restart what it did not start: the routine needs attention.
           ctx.events.tx(() => {
             if (moveRun(ctx.store, run.id, 'realtime', 'give_up', { reason: `${reason}; external routine, Tend cannot restart it`, endedAt: now })) {
-              ctx.events.log({ type: 'routine:silent', level: 'error', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
+              ctx.events.log({ type: 'routine:silent', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
             }
           });
           continue;
         }
         ctx.store.runs.cas(run.id, ['RUNNING'], 'RUNNING', { reason });
-        ctx.events.log({ type: 'run:silent', level: 'warn', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
+        ctx.events.log({ type: 'run:silent', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
         stopAsync(ctx, { ...run, reason });
       }
     }

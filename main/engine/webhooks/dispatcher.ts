@@ -125,7 +125,7 @@ export class WebhookDispatcher {
       this.pump();
     } catch (err) {
       if (this.stopped || !this.deps.store.db.open) return;
-      this.safeLog({ type: 'webhook:fault', level: 'error', message: `webhooks: ${errorMessage(err)}` });
+      this.safeLog({ type: 'webhook:fault', message: `webhooks: ${errorMessage(err)}` });
     }
   }
 
@@ -189,7 +189,6 @@ export class WebhookDispatcher {
       if (!wh.finish(d.id, 'dropped', d.attempts, d.statusCode, d.error ? `${why}; last error: ${d.error}` : why, now)) continue;
       logs.push({
         type: 'webhook:dropped',
-        level: 'warn',
         routineId: d.routineId,
         runId: d.runId,
         message: `webhook delivery ${d.id} (${d.event} to ${redactUrl(d.url)}) dropped: ${why}`,
@@ -207,7 +206,7 @@ export class WebhookDispatcher {
     if (free > 0) {
       for (const d of wh.due(now, free + this.inflight.size).filter((x) => !this.inflight.has(x.id)).slice(0, free)) {
         const p = this.attempt(wh, d)
-          .catch((err) => this.safeLog({ type: 'webhook:fault', level: 'error', message: `webhook delivery ${d.id}: ${errorMessage(err)}` }))
+          .catch((err) => this.safeLog({ type: 'webhook:fault', message: `webhook delivery ${d.id}: ${errorMessage(err)}` }))
           .finally(() => {
             this.inflight.delete(d.id);
             this.nudge();
@@ -283,7 +282,6 @@ export class WebhookDispatcher {
   private giveUpLog(d: Delivery, why: string): void {
     this.safeLog({
       type: 'webhook:failed',
-      level: 'warn',
       routineId: d.routineId,
       runId: d.runId,
       message: `webhook delivery ${d.id} (${d.event} to ${redactUrl(d.url)}) failed: ${why}`,
