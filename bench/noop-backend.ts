@@ -22,4 +22,7 @@ export class NoopBackend implements Backend {
     return '';
   }
   async *followLog(): AsyncGenerator<string> {}
+  readManifest(): null {
+    return null;
+  }
 }

@@ -50,6 +50,41 @@ export interface Outcome {
   endedAt: number | null;
 }
 
+export interface ProcessIdentity {
+  pid: number | null;
+  /** /proc/<pid>/stat field 22, clock ticks after boot. */
+  startTime: number | null;
+}
+
+/** manifest.json of a job directory: what a backend recorded about a launch, secrets masked. */
+export interface Manifest {
+  manifestVersion: 1;
+  backend: 'local';
+  tendVersion: string;
+  runId: string;
+  kind: 'run' | 'job';
+  routineId: string | null;
+  jobId: number | null;
+  attempt: number;
+  command: string;
+  /** `spec.maskedArgs`: the raw arguments are never written to disk. */
+  args: string[];
+  /** The working directory the routine runs in (the run dir when the spec gives none). */
+  cwd: string;
+  /** Names of the variables the spec sets (values are never written); TEND_* are always set. */
+  envNames: string[];
+  outputs: string[];
+  revision: string | null;
+  logCapBytes: number;
+  scheduledAt: number;
+  createdAt: number;
+  bootId: string | null;
+  wrapper: ProcessIdentity;
+  routine: ProcessIdentity;
+  /** Wall-clock start of the routine (from its /proc start time), once known. */
+  startedAt: number | null;
+}
+
 export type LogStream = 'stdout' | 'stderr';
 
 export interface LogFollowOptions {
@@ -84,6 +119,8 @@ export interface Backend {
   tailLog(runDir: string, stream: LogStream, maxBytes: number): string | Promise<string>;
   /** A stream as it is written, starting with its newest `tailBytes`, until the job is over (or `signal` aborts). */
   followLog(runDir: string, stream: LogStream, opts?: LogFollowOptions): AsyncIterable<string>;
+  /** The job's manifest (what was launched, its processes), or null. */
+  readManifest(runDir: string): Manifest | null | Promise<Manifest | null>;
 }
 
 /** Success means exit code 0 and no reason recorded against it. */

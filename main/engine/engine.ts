@@ -9,7 +9,7 @@ import { makePrivateDir } from './owner-only.js';
 import { localComputer } from './domain/schema.js';
 import { Loop } from './loop.js';
 import { Retention, type RetentionOptions } from './retention.js';
-import { runLogs, type RunLogs } from './run-logs.js';
+import { runFiles, type RunFiles } from './run-files.js';
 import { Wake } from './pool/wake.js';
 import type { NewEvent } from './store/events.js';
 import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from './ops/control.js';
@@ -70,8 +70,8 @@ export class Engine {
   /** The full integrity check of tend.db, run off the event loop (after an unclean shutdown, for the doctor). */
   readonly integrity: IntegrityChecks;
   readonly settings: Settings;
-  /** Runs' and jobs' output, read through the backend that ran them. */
-  readonly logs: RunLogs = runLogs((name) => this.scheduler.ctx.backend(name));
+  /** Runs' and jobs' output and manifests, read through the backend that ran them. */
+  readonly runFiles: RunFiles = runFiles((name) => this.scheduler.ctx.backend(name));
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;

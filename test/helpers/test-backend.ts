@@ -4,7 +4,7 @@
 //
 // Like the real local backend (whose job directory is keyed by run id), `submit` is idempotent per
 // `spec.runId`: a resubmitted run id returns the existing handle and launches nothing.
-import type { Backend, Handle, Health, JobSpec, LogStream, Outcome, PollState } from '../../main/engine/backend.js';
+import type { Backend, Handle, Health, JobSpec, LogStream, Manifest, Outcome, PollState } from '../../main/engine/backend.js';
 import type { Clock } from '../../main/engine/clock.js';
 
 export type Call =
@@ -253,6 +253,13 @@ export class TestBackend implements Backend {
     const text = this.output.get(`${runDir} ${stream}`) ?? '';
     const bytes = Buffer.from(text);
     return bytes.subarray(Math.max(0, bytes.length - maxBytes)).toString();
+  }
+
+  /** Manifests by run dir (scripted by setting them). */
+  readonly manifests = new Map<string, Manifest>();
+
+  readManifest(runDir: string): Manifest | null {
+    return this.manifests.get(runDir) ?? null;
   }
 
   async *followLog(runDir: string, stream: LogStream): AsyncGenerator<string> {

@@ -14,7 +14,7 @@
 //   <runDir>/launched         `PID STARTTIME` of the wrapper that claimed the directory (O_EXCL)
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobSpec } from '../../main/engine/backend.js';
+import type { JobSpec, Manifest, ProcessIdentity } from '../../main/engine/backend.js';
 import { parseStartTime } from './proc.js';
 
 export const FILES = {
@@ -45,39 +45,8 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
   renameSync(tmp, path);
 }
 
-export interface ProcessIdentity {
-  pid: number | null;
-  /** /proc/<pid>/stat field 22, clock ticks after boot. */
-  startTime: number | null;
-}
-
-export interface Manifest {
-  manifestVersion: 1;
-  backend: 'local';
-  tendVersion: string;
-  runId: string;
-  kind: 'run' | 'job';
-  routineId: string | null;
-  jobId: number | null;
-  attempt: number;
-  command: string;
-  /** `spec.maskedArgs`: the raw arguments are never written to disk. */
-  args: string[];
-  /** The working directory the routine runs in (the run dir when the spec gives none). */
-  cwd: string;
-  /** Names of the variables the spec sets (values are never written); TEND_* are always set. */
-  envNames: string[];
-  outputs: string[];
-  revision: string | null;
-  logCapBytes: number;
-  scheduledAt: number;
-  createdAt: number;
-  bootId: string | null;
-  wrapper: ProcessIdentity;
-  routine: ProcessIdentity;
-  /** Wall-clock start of the routine (from its /proc start time), once known. */
-  startedAt: number | null;
-}
+// Declared with the port (the engine serves manifests it reads through a backend).
+export type { Manifest, ProcessIdentity };
 
 /** What every backend's manifest says of a job before it started: from the spec, secrets masked. */
 export function baseManifest(spec: JobSpec, facts: { tendVersion: string; cwd: string; logCapBytes: number; createdAt: number; bootId: string | null }): Omit<Manifest, 'backend'> {

@@ -7,7 +7,7 @@ import { cancelLocalJob } from './cancel.js';
 import { processProvider } from '../jobdir/proc.js';
 import { localHealth, DEFAULT_MIN_FREE_BYTES } from './health.js';
 import { handleFromRunDir, parseHandle, toHandle, type LocalHandle } from './handle.js';
-import { readHeartbeat, wasLaunched } from '../jobdir/jobdir.js';
+import { readHeartbeat, readManifest, wasLaunched } from '../jobdir/jobdir.js';
 import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
@@ -100,6 +100,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
 
     tailLog,
     followLog,
+    readManifest,
     readHeartbeat,
     handleFromRunDir(runDir: string): Handle | null {
       const h = handleFromRunDir(runDir);

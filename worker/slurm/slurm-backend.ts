@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
-import { readHeartbeat } from '../jobdir/jobdir.js';
+import { readHeartbeat, readManifest } from '../jobdir/jobdir.js';
 import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/logs.js';
 import { inheritedEnv } from '../inherited-env.js';
 import { cancelSlurmJob } from './cancel.js';
@@ -112,6 +112,8 @@ export function createSlurmBackend(opts: SlurmBackendOptions): SlurmBackend {
 
     tailLog,
     followLog,
+    // A Slurm job's manifest says backend: slurm, which the local reader does not take: null, as before.
+    readManifest,
     readHeartbeat,
     handleFromRunDir(runDir: string): Handle | null {
       const h = handleFromRunDir(runDir, '');

@@ -8,15 +8,15 @@ export function register(program: Command): void {
     .option('--allow-actions', 'also offer action tools (run, restart, stop, pause, resume, post and cancel jobs), carried out by the running daemon')
     .action(
       action(async (o: { allowActions?: boolean }) => {
-        const [{ runMcpStdio }, { readingBackends }, { runLogs }] = await Promise.all([
+        const [{ runMcpStdio }, { readingBackends }, { runFiles }] = await Promise.all([
           import('../../engine/mcp/stdio.js'),
           import('../../engine/host/backends.js'),
-          import('../../engine/run-logs.js'),
+          import('../../engine/run-files.js'),
         ]);
         const dataDir = await dataDirPath();
         const settings = await cliSettings();
         // Each run's output is read through the backend that ran it, as the daemon reads it.
-        await runMcpStdio({ dataDir, allowActions: !!o.allowActions, settings, logs: (store) => runLogs(readingBackends(dataDir, store, settings)) });
+        await runMcpStdio({ dataDir, allowActions: !!o.allowActions, settings, runFiles: (store) => runFiles(readingBackends(dataDir, store, settings)) });
       }),
     );
 }

@@ -52,7 +52,7 @@ export async function followRoute(engine: Engine, streams: Streams, req: Fastify
   }
   try {
     const secrets = secretsOf(engine.store.routines.get(run.routineId));
-    for await (const chunk of maskFollowed(engine.logs.follow(started, stream, { signal: stop.signal, tailBytes }), secrets)) {
+    for await (const chunk of maskFollowed(engine.runFiles.follow(started, stream, { signal: stop.signal, tailBytes }), secrets)) {
       res.write(`event: chunk\ndata: ${JSON.stringify(chunk)}\n\n`);
     }
     if (!stop.signal.aborted) res.write(`event: end\ndata: {"reason":"finished"}\n\n`);

@@ -16,7 +16,6 @@ import { daemonStatus } from '../daemon/status.js';
 import { doctor } from '../daemon/doctor.js';
 import { nextRuns } from '../timing/next.js';
 import { parseRoutine } from '../domain/schema.js';
-import { readManifest } from '../../../worker/jobdir/jobdir.js';
 import { maskText, secretsOf } from '../mask.js';
 import type { Channel } from './routes.js';
 
@@ -132,16 +131,16 @@ export function makeMethods(engine: Engine) {
       if (!page) throw invalid({ path: 'after', message: `unknown run ${a.after}` });
       return page.map((r) => ({ ...runSummary(r), routineId: r.routineId, kind: r.kind }));
     },
-    'runs.show': (a: { id: string }) => {
+    'runs.show': async (a: { id: string }) => {
       const run = store.runs.get(a.id);
       if (!run) throw notFound(`run ${a.id}`);
-      return { ...runSummary(run), routineId: run.routineId, kind: run.kind, manifest: run.runDir ? readManifest(run.runDir) : null };
+      return { ...runSummary(run), routineId: run.routineId, kind: run.kind, manifest: await engine.runFiles.manifest(run) };
     },
     'runs.log': async (a: { id: string; stream?: 'stdout' | 'stderr'; tailBytes?: number }) => {
       const run = store.runs.get(a.id);
       if (!run) throw notFound(`run ${a.id}`);
       // The routine's own secret values, echoed in its output, are masked where Tend serves it (the file keeps them).
-      const text = maskText(await engine.logs.tail(run, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId)));
+      const text = maskText(await engine.runFiles.tail(run, a.stream ?? 'stdout', a.tailBytes ?? 64 * 1024), secretsOf(store.routines.get(run.routineId)));
       return { runId: run.id, stream: a.stream ?? 'stdout', text };
     },
     'workers.list': () =>

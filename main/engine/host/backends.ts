@@ -1,6 +1,7 @@
 // The backends a Tend host runs work on: this machine's processes (local), its Slurm cluster, and
 // one worker-pool backend per other computer, created when work for it is first met. The engine
 // declares the port (backend.ts) and imports none of these; the host hands them in.
+import { readManifest } from '../../../worker/jobdir/jobdir.js';
 import { followLog, tailLog } from '../../../worker/jobdir/logs.js';
 import { createLocalBackend, type LocalBackendOptions } from '../../../worker/local/local-backend.js';
 import { createSlurmBackend, type SlurmBackendOptions } from '../../../worker/slurm/slurm-backend.js';
@@ -36,7 +37,7 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
     const POOL = 'pool:';
     return {
       named,
-      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker, h.settings, { tailLog, followLog }) : undefined),
+      create: (name) => (name.startsWith(POOL) ? createPoolBackend(name.slice(POOL.length), h.store, h.clock, h.wakeWorker, h.settings, { tailLog, followLog, readManifest }) : undefined),
     };
   };
 }

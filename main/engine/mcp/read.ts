@@ -8,7 +8,7 @@ import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.
 export { secretsOf };
 import { workerOnline } from '../domain/online.js';
 import { listRoutines, runSummary, showRoutine, type RunSummary } from '../ops/views.js';
-import type { RunLogs } from '../run-logs.js';
+import type { RunFiles } from '../run-files.js';
 import type { Store } from '../store/store.js';
 import { nextRuns } from '../timing/next.js';
 
@@ -57,7 +57,7 @@ export function runsOfDay(store: Store, now: number, o: { day?: string; schedule
   return { day, from: iso(from), to: iso(to), total, truncated: total > shown, schedules };
 }
 
-export async function failures(store: Store, logs: RunLogs, now: number, o: { sinceHours: number; limit: number; stderrBytes: number }) {
+export async function failures(store: Store, files: RunFiles, now: number, o: { sinceHours: number; limit: number; stderrBytes: number }) {
   const since = now - o.sinceHours * 3_600_000;
   const rows = (
     store.db
@@ -75,7 +75,7 @@ export async function failures(store: Store, logs: RunLogs, now: number, o: { si
       ...runSummary(r),
       reason: r.reason === null ? null : maskText(r.reason, secrets),
       exitReason: exitReason(r),
-      stderrTail: r.runDir ? maskText(await logs.tail(r, 'stderr', o.stderrBytes), secrets) : null,
+      stderrTail: r.runDir ? maskText(await files.tail(r, 'stderr', o.stderrBytes), secrets) : null,
       stderrNote: r.runDir ? null : 'never started: no output',
     });
   }
@@ -96,7 +96,7 @@ export async function failures(store: Store, logs: RunLogs, now: number, o: { si
       exitCode: j.exitCode,
       signal: j.signal,
       reason: j.reason === null ? null : maskText(j.reason, secrets),
-      stderrTail: j.runDir ? maskText(await logs.tail(j, 'stderr', o.stderrBytes), secrets) : null,
+      stderrTail: j.runDir ? maskText(await files.tail(j, 'stderr', o.stderrBytes), secrets) : null,
     });
   }
   // Realtime deaths are restarts, not failures; counted so that a flapping routine shows up.
@@ -137,11 +137,11 @@ export function routineDetail(store: Store, id: string, now: number, o: { histor
   };
 }
 
-export async function runLog(store: Store, logs: RunLogs, ref: string, o: { stream: 'stdout' | 'stderr'; maxBytes: number; lines?: number }) {
+export async function runLog(store: Store, files: RunFiles, ref: string, o: { stream: 'stdout' | 'stderr'; maxBytes: number; lines?: number }) {
   const run = store.runs.get(ref) ?? store.runs.latest(expandRoutineId(ref));
   if (!run) throw notFound(`run or routine ${ref}`);
   const def = store.routines.get(run.routineId);
-  let text = await logs.tail(run, o.stream, o.maxBytes);
+  let text = await files.tail(run, o.stream, o.maxBytes);
   if (o.lines !== undefined) {
     const all = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
     text = all.slice(-o.lines).join('\n') + (text.endsWith('\n') && o.lines > 0 ? '\n' : '');

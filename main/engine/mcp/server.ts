@@ -16,7 +16,7 @@ import { expandRoutineId, ROUTINE_ID } from '../domain/schema.js';
 import { errorMessage, TendError } from '../errors.js';
 import { JobInputSchema } from '../ops/jobs.js';
 import type { Settings } from '../settings.js';
-import type { RunLogs } from '../run-logs.js';
+import type { RunFiles } from '../run-files.js';
 import { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
 import { daemonCall } from './actions.js';
@@ -33,7 +33,7 @@ export interface TendMcpOptions {
   settings: Settings;
   now?: () => number;
   /** How runs' output is read (through each run's backend), over the store this server opened. */
-  logs: (store: Store) => RunLogs;
+  runFiles: (store: Store) => RunFiles;
 }
 
 const routineId = z
@@ -74,17 +74,17 @@ function failure(err: unknown): CallToolResult {
 export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; close: () => void } {
   const now = o.now ?? (() => Date.now());
   let store: Store | null = null;
-  let logs: RunLogs | null = null;
+  let files: RunFiles | null = null;
   const db = paths(o.dataDir).db;
   const open = (): Store => {
     if (store?.db.open) return store;
     if (!existsSync(db)) throw new TendError('NOT_FOUND', `no Tend database at ${db} yet: nothing has been defined in this data dir (TEND_DATA_DIR=${o.dataDir})`);
     store = Store.open(db, { readonly: true });
-    logs = o.logs(store);
+    files = o.runFiles(store);
     return store;
   };
   /** Reading output through the backends, over the store open() opened. */
-  const openLogs = (): RunLogs => (open(), logs!);
+  const openFiles = (): RunFiles => (open(), files!);
   const server = new McpServer({ name: 'tend', version: tendVersion() }, { instructions: INSTRUCTIONS });
   const read = { readOnlyHint: true, openWorldHint: false } as const;
 
@@ -129,7 +129,7 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     }),
     read,
     async (a) => {
-      const r = await failures(open(), openLogs(), now(), { sinceHours: a.sinceHours ?? 24, limit: a.limit ?? 20, stderrBytes: a.stderrBytes ?? 2000 });
+      const r = await failures(open(), openFiles(), now(), { sinceHours: a.sinceHours ?? 24, limit: a.limit ?? 20, stderrBytes: a.stderrBytes ?? 2000 });
       return text(r, `${r.runs.length} failed run(s) and ${r.jobs.length} failed job(s) since ${r.since}`);
     },
   );
@@ -164,7 +164,7 @@ export function createTendMcpServer(o: TendMcpOptions): { server: McpServer; clo
     }),
     read,
     async (a) => {
-      const r = await runLog(open(), openLogs(), a.id.trim(), { stream: a.stream ?? 'stdout', maxBytes: a.maxBytes ?? 8000, lines: a.lines });
+      const r = await runLog(open(), openFiles(), a.id.trim(), { stream: a.stream ?? 'stdout', maxBytes: a.maxBytes ?? 8000, lines: a.lines });
       return text(`run ${r.runId} of ${r.routineId} (${r.status}), ${r.stream}${r.note ? ` — ${r.note}` : ''}:\n${r.text}`);
     },
   );

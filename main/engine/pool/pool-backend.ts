@@ -21,8 +21,8 @@ export function poolBackendName(computer: string): string {
 /** The pool's timeouts (from Settings). */
 export type PoolTimeouts = Pick<Settings, 'commandTtlMs' | 'workerOfflineMs'>;
 
-/** Reading a job directory's logs (worker/jobdir), given by the host. */
-export type JobDirLogs = Pick<Backend, 'tailLog' | 'followLog'>;
+/** Reading a job directory's logs and manifest (worker/jobdir), given by the host. */
+export type JobDirLogs = Pick<Backend, 'tailLog' | 'followLog' | 'readManifest'>;
 
 /**
  * `jobDirLogs` reads a worker's output when its directory is visible here (a worker on this
@@ -123,6 +123,9 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
       if (readable(runDir)) return jobDirLogs!.followLog(runDir, stream, opts);
       const err = new TendError('UNAVAILABLE', `the output of this run stays on worker ${computer} (in ${runDir}): it cannot be followed from here`);
       return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(err) }) };
+    },
+    readManifest(runDir: string) {
+      return readable(runDir) ? jobDirLogs!.readManifest(runDir) : null;
     },
   };
 }

@@ -110,7 +110,7 @@ beforeAll(async () => {
   doctor(dir, store, now, null);
   mcpRoutines(store, now, { limit: 10 });
   runsOfDay(store, now, { limit: 10 });
-  await failures(store, engine.logs, now, { sinceHours: 24, limit: 10, stderrBytes: 100 });
+  await failures(store, engine.runFiles, now, { sinceHours: 24, limit: 10, stderrBytes: 100 });
   routineDetail(store, id('batch/a'), now, { history: 10, next: 3 });
   mcpWorkers(store, now, DEFAULT_SETTINGS.workerOfflineMs);
   mcpJobs(store, { limit: 10 });

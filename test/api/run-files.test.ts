@@ -1,5 +1,5 @@
-// A run's output is read through the backend that ran it, never from a path here: the API's log
-// and follow, and the MCP tools. A real engine and API over a TestBackend whose job directories
+// A run's files (its output, its manifest) are read through the backend that ran it, never from a
+// path here: the API's log, follow and run view, and the MCP tools. A real engine and API over a TestBackend whose job directories
 // do not exist on disk (a path read would find nothing), and the real pool backend for a worker's
 // run: read when the worker's directory is visible here, else said to stay on the worker.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { buildEngine } from '../../main/engine/host/build-engine.js';
 import { runLog } from '../../main/engine/mcp/read.js';
 import { saveRoutine } from '../../main/engine/ops/routines.js';
 import type { RunRow } from '../../main/engine/domain/types.js';
+import { baseManifest } from '../../worker/jobdir/jobdir.js';
 import { TestBackend } from '../helpers/test-backend.js';
 import { call, sse } from './harness.js';
 
@@ -62,7 +63,16 @@ describe("a run's log", () => {
     expect((await getLog(run)).value.text).toBe('hello through the backend\n');
     expect((await getLog(run, '?stream=stderr&tailBytes=3')).value.text).toBe('ps\n');
     expect(await followed(run)).toEqual({ chunks: 'hello through the backend\n', end: '{"reason":"finished"}' });
-    expect((await runLog(engine.store, engine.logs, run.id, { stream: 'stderr', maxBytes: 100 })).text).toBe('oops\n');
+    expect((await runLog(engine.store, engine.runFiles, run.id, { stream: 'stderr', maxBytes: 100 })).text).toBe('oops\n');
+  });
+
+  it("manifest is the backend's: the run view shows what the backend recorded", async () => {
+    const run = await requested(COMPUTER, 'logs/manifest');
+    const spec = backend.jobs.get(run.id)!.spec;
+    const manifest = { ...baseManifest(spec, { tendVersion: 'test', cwd: '/', logCapBytes: 1024, createdAt: 1, bootId: null }), backend: 'local' as const, wrapper: { pid: 1, startTime: 2 }, routine: { pid: 3, startTime: 4 }, startedAt: null };
+    backend.manifests.set(run.runDir!, manifest);
+    const shown = (await call(api.url, 'GET', `/api/runs/${encodeURIComponent(run.id)}`, { token: api.token })).json.value;
+    expect(shown.manifest).toEqual(manifest);
   });
 
   it("of a worker's run is answered by the pool backend: read when its directory is visible here, else said to stay on the worker", async () => {
@@ -81,6 +91,8 @@ describe("a run's log", () => {
     mkdirSync(elsewhere, { recursive: true });
     writeFileSync(join(elsewhere, 'stdout.log'), 'from the worker\n');
     expect((await getLog(remote)).value.text).toBe('from the worker\n');
+    const shown = (await call(api.url, 'GET', `/api/runs/${encodeURIComponent(run.id)}`, { token: api.token })).json.value;
+    expect(shown.manifest).toBeNull();
     expect(backend.output.size).toBe(0);
   });
 });
