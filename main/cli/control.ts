@@ -5,16 +5,18 @@ import { cliSettings, dataDirPath, withStore } from './io.js';
 
 export async function withControl<T>(fn: (c: ControlDeps) => Promise<T>): Promise<T> {
   const dir = await dataDirPath();
-  const [{ createLocalBackend }, { nudgeDaemon }, { tendVersion }] = await Promise.all([
+  const [{ createLocalBackend }, { nudgeDaemon }, { tendVersion }, { waiterTools }] = await Promise.all([
     import('../../worker/local/local-backend.js'),
     import('../engine/daemon/nudge.js'),
     import('../engine/version.js'),
+    import('../engine/host/backends.js'),
   ]);
-  const { killGraceMs, commandTtlMs } = await cliSettings();
+  const settings = await cliSettings();
+  const { killGraceMs, commandTtlMs } = settings;
   return withStore((store) =>
     fn({
       store,
-      backends: new Map([['local', createLocalBackend({ dataDir: dir, tendVersion: tendVersion(), killGraceMs })]]),
+      backends: new Map([['local', createLocalBackend({ dataDir: dir, tendVersion: tendVersion(), killGraceMs, tools: waiterTools(settings) })]]),
       now: () => Date.now(),
       killGraceMs,
       commandTtlMs,

@@ -33,6 +33,10 @@ export interface Settings {
   commandTtlMs: number;
   /** TEND_WORKER_OFFLINE_MS: a worker not heard from for longer than this is offline. */
   workerOfflineMs: number;
+  /** TEND_JOB_SHELL: the shell that runs waiters, as a command line (e.g. "/bin/bash --posix"); null: sh. */
+  jobShell: string | null;
+  /** TEND_SPAWNER=off: start wrappers from this process rather than through the spawn helper. */
+  spawner: boolean;
   /** TEND_SLURM_BIN_DIR: where sbatch, squeue … are (null: on PATH). */
   slurmBinDir: string | null;
   /** TEND_SLURM_SHARED_FS=1: the runs dir is shared with the Slurm nodes in a way Tend cannot tell. */
@@ -53,6 +57,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   killGraceMs: DEFAULT_OPTIONS.killGraceMs,
   commandTtlMs: 60_000,
   workerOfflineMs: DEFAULT_OPTIONS.workerOfflineMs,
+  jobShell: null,
+  spawner: true,
   slurmBinDir: null,
   slurmSharedFs: false,
   webhooks: Object.freeze({ ...DEFAULT_WEBHOOK_OPTIONS }),
@@ -103,6 +109,14 @@ const flag = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => bool
   set: (s, v) => set(s, v as boolean),
   fallback: get,
 });
+/** On unless "off" (exactly); never an error. */
+const onUnlessOff = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => boolean): Knob => ({
+  says: '"off" or unset',
+  schema: z.string().transform((v) => v !== 'off'),
+  bad: 'refuse',
+  set: (s, v) => set(s, v as boolean),
+  fallback: get,
+});
 /** Any text, taken as it is. */
 const text = (set: (s: Settings, v: string) => void, get: (s: Settings) => string | null): Knob => ({ says: 'text', schema: z.string(), bad: 'refuse', set: (s, v) => set(s, v as string), fallback: get });
 
@@ -123,7 +137,7 @@ export const KNOBS: Record<string, Knob> = {
     set: (s, v) => void (s.intervalMs = v as number),
     fallback: (s) => s.intervalMs,
   },
-  TEND_API: { says: '"off" or unset', schema: z.string().transform((v) => v !== 'off'), bad: 'refuse', set: (s, v) => void (s.api = v as boolean), fallback: (s) => s.api },
+  TEND_API: onUnlessOff((s, v) => (s.api = v), (s) => s.api),
   TEND_API_HOST: text((s, v) => (s.apiHost = v), (s) => s.apiHost),
   TEND_API_PORT: { says: 'a port from 0 to 65535', schema: integer(0, 65_535), bad: 'refuse', set: (s, v) => void (s.apiPort = v as number), fallback: (s) => s.apiPort },
   TEND_METRICS_PUBLIC: flag((s, v) => (s.metricsPublic = v), (s) => s.metricsPublic),
@@ -139,6 +153,8 @@ export const KNOBS: Record<string, Knob> = {
   TEND_KILL_GRACE_MS: ms(0, DAY, (s, v) => (s.killGraceMs = v), (s) => s.killGraceMs),
   TEND_COMMAND_TTL_MS: ms(100, DAY, (s, v) => (s.commandTtlMs = v), (s) => s.commandTtlMs),
   TEND_WORKER_OFFLINE_MS: ms(100, DAY, (s, v) => (s.workerOfflineMs = v), (s) => s.workerOfflineMs),
+  TEND_JOB_SHELL: text((s, v) => (s.jobShell = v.trim()), (s) => s.jobShell),
+  TEND_SPAWNER: onUnlessOff((s, v) => (s.spawner = v), (s) => s.spawner),
   TEND_SLURM_BIN_DIR: text((s, v) => (s.slurmBinDir = v), (s) => s.slurmBinDir),
   TEND_SLURM_SHARED_FS: flag((s, v) => (s.slurmSharedFs = v), (s) => s.slurmSharedFs),
   TEND_WEBHOOK_QUEUE_MAX: webhookKnob('queueMax', 1, 1_000_000),

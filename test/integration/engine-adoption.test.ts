@@ -13,6 +13,7 @@ import { newRun } from '../../main/engine/domain/run.js';
 import { postJob } from '../../main/engine/ops/jobs.js';
 import { moveJob } from '../../main/engine/scheduler/moves.js';
 import { runDirFor } from '../../main/engine/scheduler/spec.js';
+import { settings } from '../../main/engine/settings.js';
 import { Store } from '../../main/engine/store/store.js';
 import { jobShell, localWrapperScript } from '../../worker/local/tools.js';
 import { VANISHED_REASON } from '../../worker/local/index.js';
@@ -279,7 +280,6 @@ function jobManifest(runDir: string, jobId: number) {
 describe('the spawn helper', () => {
   let h: EngineHarness | null = null;
   afterEach(async () => {
-    delete process.env['TEND_SPAWNER'];
     await h?.close();
     h = null;
   });
@@ -327,8 +327,7 @@ describe('the spawn helper', () => {
   });
 
   it('with the helper off (TEND_SPAWNER=off) the daemon spawns wrappers itself, exits still nudging', async () => {
-    process.env['TEND_SPAWNER'] = 'off';
-    h = new EngineHarness({ intervalMs: 60_000 });
+    h = new EngineHarness({ intervalMs: 60_000, settings: settings({ spawner: false }) });
     const marker = join(h.dir, 'marker');
     const jobs = [1, 2, 3].map((k) => h!.post({ command: FIX('stamp.sh'), args: [marker, String(k), '0.05', String(k)] }));
     await waitFor(() => jobs.every((j) => h!.job(j.id).status === 'ERROR'), 15_000, 'the jobs to end');

@@ -1,5 +1,7 @@
 // The waiter (run.sh) is POSIX sh: the local backend's tests again with it run by bash in POSIX mode (what macOS's /bin/sh is).
-process.env['TEND_JOB_SHELL'] = '/bin/bash --posix';
+import { suiteTools } from '../helpers/waiter-tools.js';
+
+suiteTools.shell = '/bin/bash --posix';
 await import('./local-backend.test.js');
 await import('./local-backend-cancel.test.js');
 await import('./local-backend-logs.test.js');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
 import { isSameProcessAlive, readProcStat, sessionMembers } from '../../worker/jobdir/proc.js';
 import { procfsTable } from '../../worker/jobdir/proc-linux.js';
+import { suiteTools } from '../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -14,7 +15,7 @@ let backend: LocalBackend;
 
 beforeAll(() => {
   data = tempDir();
-  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't' });
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools });
 });
 afterAll(async () => {
   await stopAll(backend, data.path);
@@ -59,7 +60,7 @@ describe('cancel', () => {
   });
 
   it('the default grace period comes from the backend options', async () => {
-    const quick = createLocalBackend({ dataDir: data.path, tendVersion: 't', killGraceMs: 200 });
+    const quick = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, killGraceMs: 200 });
     const spec = makeSpec(data.path, { command: fixture('ignore-term.sh') });
     const handle = await quick.submit(spec);
     await waitFor(() => quick.tailLog(spec.runDir, 'stdout', 100).includes('ignoring TERM'), 10_000, 'the trap to be set');
@@ -70,7 +71,7 @@ describe('cancel', () => {
   it('a job adopted by a fresh backend can be cancelled from its handle alone', async () => {
     const spec = makeSpec(data.path, { command: fixture('hang.sh') });
     const handle = JSON.parse(JSON.stringify(await backend.submit(spec))) as Record<string, never>;
-    const fresh = createLocalBackend({ dataDir: data.path, tendVersion: 't' });
+    const fresh = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools });
     await fresh.cancel(handle, 5000);
     expect(sentinel(spec.runDir)).toBe('signal:TERM\n');
     expect((await fresh.poll([handle]))[0]).toEqual({ state: 'done' });

@@ -1,5 +1,7 @@
 // The waiter (run.sh) is POSIX sh: the local backend's tests again with it run by dash.
-process.env['TEND_JOB_SHELL'] = 'dash';
+import { suiteTools } from '../helpers/waiter-tools.js';
+
+suiteTools.shell = 'dash';
 await import('./local-backend.test.js');
 await import('./local-backend-cancel.test.js');
 await import('./local-backend-logs.test.js');

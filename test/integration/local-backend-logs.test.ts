@@ -3,6 +3,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, halfCap, logBytesOnDisk, type LocalBackend } from '../../worker/local/index.js';
+import { suiteTools } from '../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -11,7 +12,7 @@ let backend: LocalBackend;
 
 beforeAll(() => {
   data = tempDir();
-  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't' });
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools });
 });
 afterAll(async () => {
   await stopAll(backend, data.path);

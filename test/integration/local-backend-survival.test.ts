@@ -11,6 +11,7 @@ import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend } from '../../worker/local/index.js';
 import { isSameProcessAlive, readProcStat } from '../../worker/jobdir/proc.js';
 import { procfsTable } from '../../worker/jobdir/proc-linux.js';
+import { suiteTools } from '../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -35,8 +36,8 @@ function buildBackend(outDir: string): string {
   writeFileSync(
     script,
     `import { createLocalBackend } from ${JSON.stringify(join(outDir, 'out/worker/local/index.js'))};
-const [dataDir, specJson] = process.argv.slice(2);
-const backend = createLocalBackend({ dataDir, tendVersion: 'daemon' });
+const [dataDir, specJson, toolsJson] = process.argv.slice(2);
+const backend = createLocalBackend({ dataDir, tendVersion: 'daemon', tools: JSON.parse(toolsJson) });
 const handle = await backend.submit(JSON.parse(specJson));
 process.stdout.write(JSON.stringify(handle) + '\\n'); // the ledger write
 setInterval(() => {}, 60_000); // stay up until killed
@@ -47,7 +48,7 @@ setInterval(() => {}, 60_000); // stay up until killed
 
 /** Start the fake daemon, get the handle it recorded. */
 async function launchFromDaemon(specJson: string): Promise<{ daemon: ChildProcess; handle: Handle }> {
-  const daemon = spawn(process.execPath, [daemonScript, data.path, specJson], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const daemon = spawn(process.execPath, [daemonScript, data.path, specJson, JSON.stringify(suiteTools)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: daemon.stdout! });
   const first = await new Promise<string>((res, rej) => {
     lines.once('line', res);
@@ -61,7 +62,7 @@ beforeAll(() => {
   daemonScript = buildBackend(data.path);
 }, 60_000);
 afterAll(async () => {
-  await stopAll(createLocalBackend({ dataDir: data.path, tendVersion: 'cleanup' }), data.path);
+  await stopAll(createLocalBackend({ dataDir: data.path, tendVersion: 'cleanup', tools: suiteTools }), data.path);
   data.remove();
 });
 
@@ -77,7 +78,7 @@ describe('a job survives the death of the process that launched it', () => {
     daemon.kill('SIGKILL');
     await died;
 
-    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted' });
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
     expect(isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number)).toBe(true);
     expect((await restarted.poll([handle]))[0]?.state).toBe('running');
     // A restarted daemon that submits the same run again adopts the job its directory records:
@@ -100,7 +101,7 @@ describe('a job survives the death of the process that launched it', () => {
     process.kill(-(handle['wrapperPid'] as number), 'SIGKILL');
     process.kill(-(handle['pid'] as number), 'SIGKILL');
     await waitFor(() => !isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number), 5000, 'the routine to die');
-    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted' });
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
     expect(await settle(restarted, handle)).toMatchObject({ exitCode: null, signal: null, reason: 'process vanished without an exit code (killed with the machine?)', endedAt: null });
   });
 });

@@ -2,7 +2,7 @@
 // protocol, settling from the handle alone, pid reuse, outputs, health.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../worker/local/index.js';
@@ -12,6 +12,8 @@ import { procfsTable } from '../../worker/jobdir/proc-linux.js';
 /** What the OS says of a process (session, group), whichever provider the backend uses. */
 const osStat = (pid: number) => readProcStat(pid, procfsTable());
 import { parseSentinel, readSentinel } from '../../worker/jobdir/jobdir.js';
+import { jobShell } from '../../worker/local/tools.js';
+import { suiteTools } from '../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -21,7 +23,7 @@ const exited: string[] = [];
 
 beforeAll(() => {
   data = tempDir();
-  backend = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', onExit: (id) => exited.push(id) });
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', tools: suiteTools, onExit: (id) => exited.push(id) });
 });
 afterAll(async () => {
   await stopAll(backend, data.path);
@@ -181,6 +183,17 @@ describe('the job directory', () => {
     }
   });
 
+  it.skipIf(process.platform !== 'linux')("the waiter runs under the backend's shell (the dash and bash --posix variants give theirs)", async () => {
+    const spec = makeSpec(data.path, { command: fixture('hang.sh') });
+    const handle = await backend.submit(spec);
+    try {
+      const comm = readFileSync(`/proc/${handle['wrapperPid'] as number}/comm`, 'utf8').trim();
+      expect(comm).toBe(basename(jobShell(suiteTools.shell)[0]!));
+    } finally {
+      await backend.cancel(handle, 1000);
+    }
+  });
+
   it('the sentinel counts only once its line is whole (the waiter writes it in one write, no rename)', async () => {
     const spec = makeSpec(data.path, { command: fixture('exit3.sh') });
     const handle = await backend.submit(spec);
@@ -226,7 +239,7 @@ describe('settling from the handle alone', () => {
   it('a brand-new backend instance settles a job another instance launched', async () => {
     const spec = makeSpec(data.path, { command: fixture('append-marker.sh'), args: [join(data.path, 'adopt.marker'), join(data.path, 'adopt.release'), '7'] });
     const handle = JSON.parse(JSON.stringify(await backend.submit(spec))) as Handle; // as it comes back from the ledger
-    const fresh = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test' });
+    const fresh = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', tools: suiteTools });
     expect((await fresh.poll([handle]))[0]?.state).toBe('running');
     writeFileSync(join(data.path, 'adopt.release'), '');
     expect(await settle(fresh, handle)).toMatchObject({ exitCode: 7, signal: null, reason: null });
@@ -304,7 +317,7 @@ describe('health', () => {
   });
 
   it('is unhealthy, with the reason, below the free-space floor', async () => {
-    const greedy = createLocalBackend({ dataDir: data.path, tendVersion: 't', minFreeBytes: Number.MAX_SAFE_INTEGER });
+    const greedy = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, minFreeBytes: Number.MAX_SAFE_INTEGER });
     const h = await greedy.health();
     expect(h.ok).toBe(false);
     expect(h.reason).toMatch(/free in/);

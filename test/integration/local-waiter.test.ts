@@ -49,19 +49,16 @@ describe('the waiter', () => {
 
 describe('without a setsid program (macOS)', () => {
   it("perl's POSIX::setsid makes the routine the leader of its own session", async () => {
-    process.env['TEND_NO_SETSID_BINARY'] = '1';
-    try {
-      const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$"; exit 4'] });
-      const handle = await backend.submit(spec);
-      expect(readFileSync(join(spec.runDir, 'run.sh'), 'utf8')).toContain('POSIX::setsid');
-      expect(await settle(backend, handle)).toMatchObject({ exitCode: 4 });
-      expect(backend.tailLog(spec.runDir, 'stdout', 100)).toBe(`${handle['pid'] as number}\n`);
-      const missing = makeSpec(data.path, { command: '/nonexistent/program' });
-      expect(await settle(backend, await backend.submit(missing))).toMatchObject({ exitCode: 2 });
-      expect(backend.tailLog(missing.runDir, 'stderr', 200)).toContain('/nonexistent/program');
-    } finally {
-      delete process.env['TEND_NO_SETSID_BINARY'];
-    }
+    // Both jobs end by themselves: nothing of this backend is left to stop.
+    const perl = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: { perlSetsid: true } });
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$"; exit 4'] });
+    const handle = await perl.submit(spec);
+    expect(readFileSync(join(spec.runDir, 'run.sh'), 'utf8')).toContain('POSIX::setsid');
+    expect(await settle(perl, handle)).toMatchObject({ exitCode: 4 });
+    expect(perl.tailLog(spec.runDir, 'stdout', 100)).toBe(`${handle['pid'] as number}\n`);
+    const missing = makeSpec(data.path, { command: '/nonexistent/program' });
+    expect(await settle(perl, await perl.submit(missing))).toMatchObject({ exitCode: 2 });
+    expect(perl.tailLog(missing.runDir, 'stderr', 200)).toContain('/nonexistent/program');
   });
 });
 

@@ -4,7 +4,7 @@ import { mkdir, statfs, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Health } from '../../main/engine/backend.js';
 import { errorMessage } from '../../main/engine/errors.js';
-import { missingTools } from './tools.js';
+import { missingTools, type WaiterTools } from './tools.js';
 
 export const DEFAULT_MIN_FREE_BYTES = 100 * 1024 * 1024;
 
@@ -12,7 +12,7 @@ function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(0)} MiB`;
 }
 
-export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FREE_BYTES): Promise<Health> {
+export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FREE_BYTES, tools: WaiterTools = {}): Promise<Health> {
   const runsDir = join(dataDir, 'runs');
   try {
     await mkdir(runsDir, { recursive: true, mode: 0o700 });
@@ -26,8 +26,8 @@ export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FR
   } catch (err) {
     return { ok: false, reason: `cannot read free space of ${dataDir}: ${errorMessage(err)}` };
   }
-  const tools = missingTools();
-  if (tools) return { ok: false, reason: tools };
+  const missing = missingTools(tools);
+  if (missing) return { ok: false, reason: missing };
   const probe = join(runsDir, `.health-${process.pid}-${Date.now()}`);
   try {
     await writeFile(probe, 'ok\n', { mode: 0o600 });

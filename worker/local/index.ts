@@ -8,3 +8,4 @@ export { checkRevision } from '../jobdir/revision.js';
 export { missingOutputs } from '../jobdir/outputs.js';
 export { VANISHED_REASON } from './settle.js';
 export { tendEnv } from './submit.js';
+export type { WaiterTools } from './tools.js';

@@ -12,6 +12,7 @@ import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/l
 import { checkRevision } from '../jobdir/revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
 import { submitLocalJob } from './submit.js';
+import type { WaiterTools } from './tools.js';
 
 export interface LocalBackendOptions {
   dataDir: string;
@@ -24,6 +25,8 @@ export interface LocalBackendOptions {
   minFreeBytes?: number;
   /** How long submit waits for the wrapper to record the routine's pid (default 10 s). */
   startTimeoutMs?: number;
+  /** The waiter's shell and how it is spawned (the host's settings; default sh, through the helper). */
+  tools?: WaiterTools;
 }
 
 export interface LocalBackend extends Backend {
@@ -64,7 +67,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
       // Passes come back to back while work flows (every exit nudges one): a good answer is
       // kept for a moment rather than probing the disk before every launch.
       if (Date.now() < healthyUntil) return { ok: true, reason: null };
-      const h = await localHealth(opts.dataDir, minFreeBytes);
+      const h = await localHealth(opts.dataDir, minFreeBytes, opts.tools);
       if (h.ok) healthyUntil = Date.now() + HEALTHY_FOR_MS;
       return h;
     },
@@ -77,7 +80,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         const existing = handleFromRunDir(spec.runDir);
         if (existing) return toHandle(existing);
       }
-      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs });
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs, tools: opts.tools });
       return toHandle(handle);
     },
 

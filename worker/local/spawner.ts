@@ -66,7 +66,7 @@ class Spawner {
   private failures = 0;
 
   get available(): boolean {
-    return this.failures < 3 && process.env['TEND_SPAWNER'] !== 'off';
+    return this.failures < 3;
   }
 
   /** Resolves with the wrapper's pid; `onExit` is called when it exits. */
@@ -145,11 +145,12 @@ class Spawner {
 const shared = new Spawner();
 
 /**
- * Start a wrapper through the helper; null when the helper is not available (disabled, or it
- * failed repeatedly), in which case the caller spawns it itself.
+ * Start a wrapper through the helper; null when the helper is not to be used (`use` false: the
+ * host's TEND_SPAWNER=off) or not available (it failed repeatedly), in which case the caller
+ * spawns it itself.
  */
-export function launchViaHelper(l: WrapperLaunch, onExit: () => void): Promise<number> | null {
-  return shared.available ? shared.launch(l, onExit) : null;
+export function launchViaHelper(l: WrapperLaunch, onExit: () => void, use = true): Promise<number> | null {
+  return use && shared.available ? shared.launch(l, onExit) : null;
 }
 
 /** Spawn the wrapper from this process (the fallback). */

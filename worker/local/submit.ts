@@ -16,7 +16,7 @@ import {
   writeSentinelIfAbsent,
   type Manifest,
 } from '../jobdir/jobdir.js';
-import { jobShell, localWrapperScript } from './tools.js';
+import { jobShell, localWrapperScript, type WaiterTools } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
@@ -29,6 +29,7 @@ export interface SubmitContext {
   onExit?: ((runId: string) => void) | undefined;
   /** How long to wait for the wrapper to record the routine's pid before returning anyway. */
   startTimeoutMs: number;
+  tools?: WaiterTools;
 }
 
 /** The variables every job gets on top of the daemon's environment and `spec.env`. */
@@ -103,8 +104,8 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   let shell: string[];
   let text: string;
   try {
-    shell = jobShell();
-    text = localWrapperScript(runDir, cwd);
+    shell = jobShell(ctx.tools?.shell);
+    text = localWrapperScript(runDir, cwd, ctx.tools);
   } catch (err) {
     const reason = errorMessage(err);
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
@@ -128,7 +129,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   let wrapperPid: number;
   try {
     try {
-      wrapperPid = await (launchViaHelper(launch, onExit) ?? launchHere(launch, onExit));
+      wrapperPid = await (launchViaHelper(launch, onExit, ctx.tools?.spawner ?? true) ?? launchHere(launch, onExit));
     } catch (err) {
       // The helper went away: start it here. Had the helper started one already, the two
       // wrappers race for the directory's claim and the loser leaves at once (seen below).

@@ -28,12 +28,22 @@ export function findTool(name: string): string | null {
   return hit;
 }
 
+/** How this host starts waiters: given by its host (the settings' TEND_JOB_SHELL, TEND_SPAWNER). */
+export interface WaiterTools {
+  /** The shell that runs waiters, as a command line ("dash", "/bin/bash --posix"); default sh. */
+  shell?: string | null;
+  /** perl's POSIX::setsid even where util-linux setsid is installed (tests: the macOS path). */
+  perlSetsid?: boolean;
+  /** Start wrappers from the spawn helper (default); off: from this process. */
+  spawner?: boolean;
+}
+
 /**
- * The shell that runs waiters: POSIX sh. TEND_JOB_SHELL (e.g. "/bin/bash --posix") picks another,
- * so the same tests run the waiter under dash and under bash in POSIX mode (macOS's /bin/sh).
+ * The shell that runs waiters: POSIX sh, unless `shell` (TEND_JOB_SHELL, e.g. "/bin/bash --posix")
+ * picks another, so the same tests run the waiter under dash and under bash in POSIX mode (macOS's /bin/sh).
  */
-export function jobShell(): string[] {
-  const forced = process.env['TEND_JOB_SHELL']?.trim();
+export function jobShell(shell?: string | null): string[] {
+  const forced = shell?.trim();
   if (forced) {
     const argv = forced.split(/\s+/);
     const bin = argv[0] as string;
@@ -50,8 +60,8 @@ export function jobShell(): string[] {
  * argv that runs the rest of a command line as the leader of a new session: util-linux setsid
  * (Linux), else perl's POSIX::setsid (macOS ships perl, not setsid). Null if neither is there.
  */
-export function setsidArgv(): string[] | null {
-  const setsid = process.env['TEND_NO_SETSID_BINARY'] === '1' ? null : findTool('setsid');
+export function setsidArgv(perlSetsid = false): string[] | null {
+  const setsid = perlSetsid ? null : findTool('setsid');
   if (setsid) return [setsid, '--'];
   const perl = findTool('perl');
   if (perl) return [perl, '-MPOSIX', '-e', 'POSIX::setsid(); exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\\n"', '--'];
@@ -59,20 +69,20 @@ export function setsidArgv(): string[] | null {
 }
 
 /** Why waiters cannot run here, or null. */
-export function missingTools(): string | null {
+export function missingTools(t: WaiterTools = {}): string | null {
   try {
-    jobShell();
+    jobShell(t.shell);
   } catch (err) {
     return (err as Error).message;
   }
-  if (!setsidArgv()) return 'programs the job wrapper needs are missing: setsid (util-linux) or perl';
+  if (!setsidArgv(t.perlSetsid)) return 'programs the job wrapper needs are missing: setsid (util-linux) or perl';
   if (processProvider().name === 'ps' && !findTool('ps')) return 'programs the job wrapper needs are missing: ps';
   return null;
 }
 
 /** run.sh for a job on this machine. */
-export function localWrapperScript(runDir: string, cwd: string): string {
-  const setsid = setsidArgv();
+export function localWrapperScript(runDir: string, cwd: string, t: WaiterTools = {}): string {
+  const setsid = setsidArgv(t.perlSetsid);
   if (!setsid) throw new TendError('UNAVAILABLE', 'cannot start the job wrapper: neither setsid nor perl found');
   return wrapperScript({ runDir, cwd, provider: processProvider().name, setsid });
 }

@@ -10,6 +10,7 @@ import { utcDay } from '../../main/engine/ids.js';
 import { Store } from '../../main/engine/store/store.js';
 import { DEFAULT_KEEP_DAYS } from '../../main/engine/keep-days.js';
 import { createLocalBackend, type LocalBackend } from '../local/local-backend.js';
+import type { WaiterTools } from '../local/tools.js';
 import { ApiError } from '../../contract/api-error.js';
 import type { Api } from '../../contract/api-client.js';
 import { workerApi } from './client.js';
@@ -33,6 +34,8 @@ export interface AgentOptions {
   /** Days its finished job directories are kept (TEND_KEEP_DAYS); null keeps them all. Default 30. */
   keepDays?: number | null;
   killGraceMs?: number;
+  /** The waiter's shell and how it is spawned (TEND_JOB_SHELL, TEND_SPAWNER of `tend worker`). */
+  tools?: WaiterTools;
 }
 
 interface Command {
@@ -119,7 +122,7 @@ export class WorkerAgent {
 
   constructor(private readonly o: AgentOptions) {
     this.store = Store.open(join(o.dataDir, 'tend.db'));
-    this.local = createLocalBackend({ dataDir: o.dataDir, tendVersion: o.version, killGraceMs: o.killGraceMs, onExit: () => this.kick() });
+    this.local = createLocalBackend({ dataDir: o.dataDir, tendVersion: o.version, killGraceMs: o.killGraceMs, tools: o.tools, onExit: () => this.kick() });
     this.api = workerApi(o.server, o.token);
   }
 

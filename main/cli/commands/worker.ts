@@ -25,10 +25,11 @@ export function register(program: Command): void {
         if (!o.computer || !COMPUTER.test(o.computer)) usage('--computer', 'required, like user@HOST');
         const slots = Number(o.batchjobs);
         if (!Number.isSafeInteger(slots) || slots < 0 || slots > 1000) usage('--batchjobs', `a number of slots from 0 to 1000, got "${o.batchjobs}"`);
-        const [{ WorkerAgent }, { tendVersion }, { join, resolve }] = await Promise.all([
+        const [{ WorkerAgent }, { tendVersion }, { join, resolve }, { waiterTools }] = await Promise.all([
           import('../../../worker/remote/agent.js'),
           import('../../engine/version.js'),
           import('node:path'),
+          import('../../engine/host/backends.js'),
         ]);
         const dir = o.dataDir ? resolve(o.dataDir) : join(await dataDirPath(), 'worker');
         const { settings, problems } = await cliSettingsRead();
@@ -42,6 +43,7 @@ export function register(program: Command): void {
           dataDir: dir,
           version: tendVersion(),
           keepDays: settings.keepDays,
+          tools: waiterTools(settings),
           log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
         });
         const stop = () => agent.shutdown();

@@ -4,6 +4,7 @@
 import { readManifest } from '../../../worker/jobdir/jobdir.js';
 import { followLog, tailLog } from '../../../worker/jobdir/logs.js';
 import { createLocalBackend, type LocalBackendOptions } from '../../../worker/local/local-backend.js';
+import type { WaiterTools } from '../../../worker/local/tools.js';
 import { createSlurmBackend, type SlurmBackendOptions } from '../../../worker/slurm/slurm-backend.js';
 import type { Backend } from '../backend.js';
 import { systemClock } from '../clock.js';
@@ -22,12 +23,17 @@ export interface StandardBackendOptions {
   slurm?: Partial<Omit<SlurmBackendOptions, 'dataDir' | 'tendVersion'>>;
 }
 
+/** The settings of how waiters start (TEND_JOB_SHELL, TEND_SPAWNER), for a local backend. */
+export function waiterTools(s: Settings): WaiterTools {
+  return { shell: s.jobShell, spawner: s.spawner };
+}
+
 /** A backend factory for `new Engine({ backends })`. */
 export function standardBackends(o: StandardBackendOptions = {}): (hooks: BackendHooks) => Backends {
   return (h) => {
     const named = new Map(o.replace ?? []);
     if (!named.has('local')) {
-      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, ...o.local }));
+      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, tools: waiterTools(h.settings), ...o.local }));
     }
     // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
     // Creating it runs no command: health() says whether Slurm is there when work asks for it.
