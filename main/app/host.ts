@@ -87,7 +87,7 @@ async function own(o: HostOptions): Promise<Host> {
     nudge: () => engine.nudge(),
     power(what) {
       // The pass sees the clock jump by itself; saying why helps whoever reads the events.
-      engine.scheduler.ctx.events.log({ type: what === 'suspend' ? 'power:suspend' : 'power:resume', message: what === 'suspend' ? 'the machine is going to sleep' : 'the machine woke up; looking at what was missed' });
+      engine.log({ type: what === 'suspend' ? 'power:suspend' : 'power:resume', message: what === 'suspend' ? 'the machine is going to sleep' : 'the machine woke up; looking at what was missed' });
       if (what === 'resume') engine.nudge();
     },
     onOwnerGone: () => undefined,

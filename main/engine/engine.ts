@@ -155,6 +155,11 @@ export class Engine {
     this.scheduler.ctx.events.log(e);
   }
 
+  /** Backends the health gate holds paused, with why (their work waits). */
+  pausedBackends(): ReadonlyMap<string, string> {
+    return this.scheduler.ctx.pausedBackends;
+  }
+
   /** A transaction whose logged events are published after commit. */
   tx<T>(fn: () => T): T {
     return this.scheduler.ctx.events.tx(fn);

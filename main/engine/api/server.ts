@@ -102,7 +102,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
     if (status && status >= 400 && status < 500) return sendError(reply, status, { code: 'BAD_REQUEST', message: err.message });
     // A path parameter whose percent-encoding is not UTF-8 (e.g. %ED%A0%80): the client's fault.
     if (err instanceof URIError) return sendError(reply, 400, { code: 'BAD_REQUEST', message: `malformed URL encoding: ${err.message}` });
-    engine.scheduler.ctx.events.log({ type: 'api:fault', message: err.message });
+    engine.log({ type: 'api:fault', message: err.message });
     return sendError(reply, 500, { code: 'INTERNAL', message: err.message });
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, { code: 'NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }));

@@ -97,7 +97,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   });
   engine.bus.on('pass', (p) => {
     state.lastHeartbeat = new Date().toISOString();
-    state.pausedBackends = Object.fromEntries(engine.scheduler.ctx.pausedBackends);
+    state.pausedBackends = Object.fromEntries(engine.pausedBackends());
     state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
     const sweep = engine.retention.last;
     if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };

@@ -32,12 +32,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
     }
     const h = addWebhook(store, req.body, engine.clock.now());
-    engine.scheduler.ctx.events.log({ type: 'webhook:added', routineId: h.routineId, message: `webhook ${h.id} added (${h.events.join(', ')})` });
+    engine.log({ type: 'webhook:added', routineId: h.routineId, message: `webhook ${h.id} added (${h.events.join(', ')})` });
     return { ok: true, value: viewWebhook(h) };
   });
   app.delete('/api/webhooks/:id', async (req) => {
     const h = removeWebhook(store, parseWebhookId((req.params as { id: string }).id), engine.clock.now());
-    engine.scheduler.ctx.events.log({ type: 'webhook:removed', routineId: h.routineId, message: `webhook ${h.id} removed` });
+    engine.log({ type: 'webhook:removed', routineId: h.routineId, message: `webhook ${h.id} removed` });
     return { ok: true, value: viewWebhook(h) };
   });
   app.get('/api/webhooks/deliveries', async (req) => {
