@@ -5,6 +5,13 @@
 // A bad value is named at start. Two behaviours, kept per knob as they have always been:
 // `refuse` stops the start (the daemon and the app do not run on a value they cannot honour);
 // `warn` reports it and uses the default (a typo in a timeout must not stop the daemon or the CLI).
+//
+// Read elsewhere on purpose: TEND_DATA_DIR (which data dir, chosen before anything is opened),
+// TEND_SQLITE_BINDING (before SQLite loads), TZ (the OS's zone, read per call as Node's own Date
+// does, so the two never disagree), TEND_PROCESS_TABLE (which process table every process that
+// records or compares start times uses, the daemon, the CLI, worker hosts and the wrapper alike: the
+// environment is what carries it to all of them), the CLI's own flags' fallbacks (TEND_SERVER,
+// TEND_TOKEN, TEND_WORKER_TOKEN) and what a job is given (TEND_RUN_DIR, TEND_RUN_ID …).
 import { z } from 'zod';
 import { DEFAULT_KEEP_DAYS } from './keep-days.js';
 import { DEFAULT_OPTIONS } from './scheduler/context.js';

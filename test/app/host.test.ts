@@ -8,6 +8,7 @@ import { startHost, type Host } from '../../main/app/host.js';
 import { readApiFile } from '../../main/engine/api/auth.js';
 import { readPidRecord } from '../../main/engine/daemon/ownership.js';
 import { readState } from '../../main/engine/daemon/state.js';
+import { settings } from '../../main/engine/settings.js';
 import type { EventRow } from '../../main/engine/store/events.js';
 import { Daemon, killTracked, scratch } from '../daemon/harness.js';
 import { waitFor } from '../helpers/wait.js';
@@ -46,6 +47,14 @@ describe('startHost', () => {
     await host.close();
     expect(existsSync(join(dir, 'daemon.pid'))).toBe(false);
     await expect(fetch(`${api.url}/health`)).rejects.toThrow();
+  });
+
+  it('owning, it runs on the settings it is given (what the app reads from its environment)', async () => {
+    const dir = dataDir();
+    const host = keep(await startHost({ dataDir: dir, settings: settings({ api: false, intervalMs: 250, keepDays: null }) }));
+    expect(host.info.url).toBeNull();
+    await waitFor(() => readState(dir)?.lastPass, 10_000, 'the heartbeat file');
+    expect(readState(dir)).toMatchObject({ api: null, intervalMs: 250, history: { keepDays: null } });
   });
 
   it('sleep and wake are recorded, and waking runs a pass at once', async () => {
