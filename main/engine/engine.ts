@@ -71,7 +71,7 @@ export class Engine {
   readonly integrity: IntegrityChecks;
   readonly settings: Settings;
   /** Runs' and jobs' output and manifests, read through the backend that ran them. */
-  readonly runFiles: RunFiles = runFiles((name) => this.scheduler.ctx.backend(name));
+  readonly runFiles: RunFiles = runFiles((name) => this.scheduler.ctx.backends.get(name));
 
   constructor(cfg: EngineConfig) {
     this.dataDir = cfg.dataDir;
@@ -157,7 +157,7 @@ export class Engine {
 
   /** Backends the health gate holds paused, with why (their work waits). */
   pausedBackends(): ReadonlyMap<string, string> {
-    return this.scheduler.ctx.pausedBackends;
+    return this.scheduler.ctx.backends.paused;
   }
 
   /** A transaction whose logged events are published after commit. */

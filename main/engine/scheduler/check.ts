@@ -31,14 +31,14 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
   for (const e of entries) groups.set(e.backend, [...(groups.get(e.backend) ?? []), e]);
   let settled = 0;
   for (const [name, group] of groups) {
-    const backend = ctx.backend(name);
+    const backend = ctx.backends.get(name);
     if (!backend) {
       ctx.events.log({ type: 'backend:missing', message: `${group.length} job(s) recorded on backend "${name}", which is not configured` });
       continue;
     }
     let states: PollState[];
     try {
-      states = await ctx.bounded(backend.poll(group.map((e) => e.handle)), `${name} poll`);
+      states = await ctx.backends.bounded(backend.poll(group.map((e) => e.handle)), `${name} poll`);
     } catch (err) {
       ctx.events.log({ type: 'backend:poll-failed', message: `${name}: poll failed: ${errorMessage(err)}` });
       continue;
@@ -55,7 +55,7 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       else if (state.state === 'done') {
         let outcome: Outcome;
         try {
-          outcome = await ctx.bounded(backend.fetch(entry.handle), `${name} fetch`);
+          outcome = await ctx.backends.bounded(backend.fetch(entry.handle), `${name} fetch`);
         } catch (err) {
           outcome = { exitCode: null, signal: null, reason: `could not read the result: ${errorMessage(err)}`, startedAt: null, endedAt: now };
         }

@@ -1,8 +1,8 @@
 import type { Backend } from '../backend.js';
 import type { Clock } from '../clock.js';
-import type { RoutineDef } from '../domain/types.js';
 import { EventLog } from '../events/log.js';
 import type { Store } from '../store/store.js';
+import { BackendSet } from './backend-set.js';
 import { Definitions } from './definitions.js';
 import { Launches } from './launches.js';
 
@@ -78,44 +78,17 @@ export class Ctx {
   readonly defs = new Definitions();
   readonly events: EventLog;
   readonly launches: Launches;
-  /** Backends paused by the health gate (reported once per transition). */
-  readonly pausedBackends = new Map<string, string>();
-  private readonly makeBackend: ((name: string) => Backend | undefined) | null;
+  readonly backends: BackendSet;
 
   constructor(
     readonly store: Store,
     readonly clock: Clock,
-    readonly backends: Map<string, Backend>,
+    backends: Map<string, Backend>,
     readonly opts: SchedulerOptions,
     hooks: SchedulerHooks = {},
   ) {
     this.events = new EventLog(store, clock);
     this.launches = new Launches(hooks.onLaunched ?? null);
-    this.makeBackend = hooks.makeBackend ?? null;
-  }
-
-  backend(name: string): Backend | undefined {
-    let b = this.backends.get(name);
-    if (!b && this.makeBackend) {
-      b = this.makeBackend(name);
-      if (b) this.backends.set(name, b);
-    }
-    return b;
-  }
-
-  /** Routines of this host run on their own backend; those of other computers go to the pool. */
-  backendFor(def: RoutineDef): string {
-    return def.computer === this.opts.computer ? def.backend : `pool:${def.computer}`;
-  }
-
-  /** A backend call with a deadline: a hung backend becomes a failed call, not a stalled loop. */
-  bounded<T>(p: Promise<T>, what: string): Promise<T> {
-    const ms = this.opts.backendTimeoutMs;
-    if (ms === undefined) return p;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-    });
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+    this.backends = new BackendSet(backends, opts.computer, opts.backendTimeoutMs, hooks.makeBackend ?? null);
   }
 }

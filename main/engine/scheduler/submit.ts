@@ -59,7 +59,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   const picked: Item[] = [];
   for (const item of backlog) {
     if (!healthy.get(item.backend)) {
-      note(waiting, item, `backend ${item.backend} paused: ${ctx.pausedBackends.get(item.backend) ?? 'unhealthy'}`);
+      note(waiting, item, `backend ${item.backend} paused: ${ctx.backends.paused.get(item.backend) ?? 'unhealthy'}`);
       continue;
     }
     if (free <= 0) {
@@ -94,7 +94,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
   const results = await Promise.all(
     claimed.map(async (c): Promise<{ c: Claimed; handle?: Handle; error?: string }> => {
       try {
-        return { c, handle: await ctx.backend(c.item.backend)!.submit(c.spec) };
+        return { c, handle: await ctx.backends.get(c.item.backend)!.submit(c.spec) };
       } catch (err) {
         return { c, error: errorMessage(err) };
       }
@@ -114,7 +114,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
 function launchInBackground(ctx: Ctx, c: Claimed): void {
   const key = `${c.queue}:${c.key}`;
   const done = Promise.resolve()
-    .then(() => ctx.backend(c.item.backend)!.submit(c.spec))
+    .then(() => ctx.backends.get(c.item.backend)!.submit(c.spec))
     .then(
       (handle) => ({ handle, error: undefined }),
       (err: unknown) => ({ handle: undefined, error: errorMessage(err) }),
@@ -143,24 +143,24 @@ function note(waiting: Map<string, string>, item: Item, why: string): void {
 }
 
 async function gate(ctx: Ctx, name: string): Promise<boolean> {
-  const backend = ctx.backend(name);
+  const backend = ctx.backends.get(name);
   if (!backend) return false;
   let ok = false;
   let reason: string | null = null;
   try {
-    const h = await ctx.bounded(backend.health(), `${name} health`);
+    const h = await ctx.backends.bounded(backend.health(), `${name} health`);
     ok = h.ok;
     reason = h.reason;
   } catch (err) {
     reason = errorMessage(err);
   }
-  const was = ctx.pausedBackends.get(name);
+  const was = ctx.backends.paused.get(name);
   if (!ok) {
     const why = reason ?? 'unhealthy';
     if (was === undefined) ctx.events.log({ type: 'backend:paused', message: `backend ${name} paused: ${why}; nothing fails, waiting work stays queued` });
-    ctx.pausedBackends.set(name, why);
+    ctx.backends.paused.set(name, why);
   } else if (was !== undefined) {
-    ctx.pausedBackends.delete(name);
+    ctx.backends.paused.delete(name);
     ctx.events.log({ type: 'backend:resumed', message: `backend ${name} healthy again` });
   }
   return ok;
@@ -171,7 +171,7 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
   for (const s of input.realtime) {
     if (ctx.defs.observeOnly(s.def)) continue;
     if (!dependenciesRunning(ctx, s.def, input.waiting)) continue;
-    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: ctx.backendFor(s.def), schedule: s.def.schedule });
+    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: ctx.backends.nameFor(s.def), schedule: s.def.schedule });
   }
   const busy = new Set<string>();
   for (const r of input.active) if (r.status === 'STARTING' || r.status === 'RUNNING') busy.add(r.routineId);
@@ -197,7 +197,7 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
       if (run.kind === 'realtime' && !dependenciesRunning(ctx, def, input.waiting, run.id)) continue;
     }
     busy.add(def.id);
-    items.push({ kind: 'run', run, def, backend: ctx.backendFor(def), schedule: def.schedule, recovering });
+    items.push({ kind: 'run', run, def, backend: ctx.backends.nameFor(def), schedule: def.schedule, recovering });
   }
   for (const job of input.jobs) {
     if (job.computer !== null && job.computer !== ctx.opts.computer) continue;
@@ -302,6 +302,6 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
 }
 
 function stopLater(ctx: Ctx, name: string, handle: Handle): void {
-  const backend: Backend | undefined = ctx.backend(name);
+  const backend: Backend | undefined = ctx.backends.get(name);
   void backend?.cancel(handle, ctx.opts.killGraceMs).catch(() => undefined);
 }

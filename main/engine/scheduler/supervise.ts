@@ -36,7 +36,7 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
 export function stopAsync(ctx: Ctx, run: RunRow): void {
   const entry = ctx.store.ledger.get('run', run.id);
   if (!entry || ctx.launches.stopping.has(run.id)) return;
-  const backend = ctx.backend(entry.backend);
+  const backend = ctx.backends.get(entry.backend);
   if (!backend) return;
   const p = backend
     .cancel(entry.handle, ctx.opts.killGraceMs)
