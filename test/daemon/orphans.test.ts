@@ -31,8 +31,8 @@ function runs(dir: string, routine: string): RunRec[] {
 }
 
 /** A daemon and a routine whose process is up; returns that process's pid. */
-async function running(dir: string, routine: string, flags: string[], ignoreTerm = false): Promise<{ d: Daemon; pid: number }> {
-  const d = await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '100' }).ready();
+async function running(dir: string, routine: string, flags: string[], ignoreTerm = false, env: Record<string, string> = {}): Promise<{ d: Daemon; pid: number }> {
+  const d = await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '100', ...env }).ready();
   const pidFile = join(dir, `${routine.replace(/\W/g, '_')}.pid`);
   tendOk(dir, ['routine', 'add', routine, ...flags, '--', 'sh', HANG, pidFile, ...(ignoreTerm ? ['ignore-term'] : [])]);
   if (!flags.includes('--realtime')) tendOk(dir, ['routine', 'run', routine, '--no-wait']);
@@ -53,6 +53,20 @@ it('tend routine remove of a running realtime routine that ignores TERM: KILL af
   // Not started again: there is no definition.
   expect(runs(box.dir, 'orphan/rt')).toHaveLength(1);
   expect(d.exit).toBeNull();
+}, 90_000);
+
+it('a daemon told to stop while it is killing such a process gives up the data dir only once the process is gone', async () => {
+  box = scratch('tend-orphan-');
+  const { d, pid } = await running(box.dir, 'orphan/stop', ['--realtime'], true, { TEND_KILL_GRACE_MS: '3000' });
+  tendOk(box.dir, ['routine', 'remove', 'orphan/stop']);
+  // The run is STOPPED before its process is: TERM is sent (and ignored), KILL waits for the grace.
+  await waitFor(() => runs(box.dir, 'orphan/stop')[0]?.status === 'STOPPED', 10_000, 'the run to be STOPPED');
+  expect(alive(pid)).toBe(true);
+  d.child.kill('SIGTERM');
+  // The moment the claim goes, the next owner may start: nothing of this one's may still be running.
+  await waitFor(() => !existsSync(join(box.dir, 'daemon.pid')), 30_000, 'the daemon to release the data dir', 5);
+  expect(alive(pid)).toBe(false);
+  expect((await d.exited).code).toBe(0);
 }, 90_000);
 
 it('DELETE /api/routines/{id} (the UI) with a batch run in flight: the job is stopped, the run CANCELLED', async () => {
