@@ -11,9 +11,11 @@ import { Store } from '../../main/engine/store/store.js';
 import { DEFAULT_KEEP_DAYS } from '../../main/engine/keep-days.js';
 import { createLocalBackend, type LocalBackend } from '../local/local-backend.js';
 import type { WaiterTools } from '../local/tools.js';
+import { z } from 'zod';
 import { ApiError } from '../../contract/api-error.js';
 import type { Api } from '../../contract/api-client.js';
 import { workerApi } from './client.js';
+import { ClaimResult, Command, ReportsResult, WORKER_PATHS, type WorkerReport } from '../../contract/worker-protocol.js';
 import { pruneRunDirs } from './prune.js';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -38,25 +40,20 @@ export interface AgentOptions {
   tools?: WaiterTools;
 }
 
-interface Command {
-  id: number;
-  kind: 'start' | 'cancel';
-  payload: { spec?: JobSpec; runId?: string; kind?: 'run' | 'job'; graceMs?: number };
-  expiresAt: number;
+/** The commands of an answer, each read on its own (see commandLoop). */
+const CommandsAnswer = z.object({ commands: z.array(z.unknown()) });
+
+/** A daemon's answer, read with the protocol's schema: one that does not fit is the daemon's fault, said as such. */
+function answer<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  throw new ApiError('INTERNAL', `${what}: the daemon's answer does not fit the worker protocol (${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}): is it another version of Tend?`, issues);
 }
 
-interface Report {
-  kind: 'run' | 'job';
-  id: string;
-  state: 'running' | 'done' | 'refused';
-  pid?: number;
-  exitCode?: number | null;
-  signal?: string | null;
-  reason?: string | null;
-  runDir?: string;
-  startedAt?: number;
-  endedAt?: number;
-  heartbeatAt?: number;
+function describeCommand(raw: unknown): string {
+  const c = (typeof raw === 'object' && raw !== null ? raw : {}) as { id?: unknown; kind?: unknown };
+  return `id ${String(c.id)}, kind ${String(c.kind)}`;
 }
 
 /** The server's "this token belongs to X, not Y", said with what to do about it. */
@@ -205,8 +202,8 @@ export class WorkerAgent {
   }
 
   /** Every call to the server: "connected" is what the server answered, not what a loop assumed. */
-  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const value = await this.api.request<T>(method, path, body, { signal: this.stop.signal, what: `${method} ${path.split('?')[0]}` });
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const value = await this.api.request<unknown>(method, path, body, { signal: this.stop.signal, what: `${method} ${path.split('?')[0]}` });
     if (!this.online) {
       this.online = true;
       this.o.log('connected');
@@ -223,8 +220,14 @@ export class WorkerAgent {
     return this.guarded('commands', async () => {
       const i = this.info();
       const q = `?computer=${encodeURIComponent(this.o.computer)}&wait=${this.o.waitMs ?? 25_000}&version=${encodeURIComponent(i.version)}&slots=${i.slots}&running=${i.running}`;
-      const { commands } = await this.call<{ commands: Command[] }>('GET', `/api/worker/commands${q}`);
-      for (const c of commands) await this.handle(c);
+      const got = answer(CommandsAnswer, await this.call('GET', `${WORKER_PATHS.commands}${q}`), 'GET commands');
+      // One by one: fetched commands are gone from the daemon, so one this worker cannot read is
+      // skipped (and said) rather than losing the others with it.
+      for (const raw of got.commands) {
+        const c = Command.safeParse(raw);
+        if (c.success) await this.handle(c.data);
+        else this.o.log(`skipped a command this worker cannot read (${describeCommand(raw)}): ${c.error.issues.map((i) => `${i.path.join('.') || '(command)'}: ${i.message}`).join('; ')}`);
+      }
     });
   }
 
@@ -235,12 +238,13 @@ export class WorkerAgent {
         await this.jobsKick.wait(5000, this.stop.signal);
         return;
       }
-      const { jobs } = await this.call<{ jobs: { id: number; spec: JobSpec }[] }>('POST', '/api/worker/jobs/claim', {
+      const raw = await this.call('POST', WORKER_PATHS.claim, {
         computer: this.o.computer,
         slots: free,
         wait: this.o.waitMs ?? 25_000,
         version: this.o.version,
       });
+      const { jobs } = answer(ClaimResult, raw, 'POST claim');
       // Launched together, like the daemon's own submit phase.
       await Promise.all(jobs.map((j) => this.launch('job', String(j.id), j.spec)));
     });
@@ -271,13 +275,12 @@ export class WorkerAgent {
   }
 
   private async handle(c: Command): Promise<void> {
-    // The server never hands out an expired command; this guards against a skewed clock only.
-    if (c.kind === 'start' && c.payload.spec) {
-      await this.launch(c.payload.spec.kind === 'job' ? 'job' : 'run', c.payload.spec.runId, c.payload.spec);
-    } else if (c.kind === 'cancel' && c.payload.runId) {
+    if (c.kind === 'start') {
+      await this.launch(c.payload.spec.kind, c.payload.spec.runId, c.payload.spec);
+    } else {
       const key = c.payload.kind === 'job' ? c.payload.runId.replace(/^job-/, '') : c.payload.runId;
-      const entry = this.store.ledger.get(c.payload.kind ?? 'run', key);
-      if (entry) void this.local.cancel(entry.handle, c.payload.graceMs ?? this.o.killGraceMs ?? 10_000).finally(() => this.kick());
+      const entry = this.store.ledger.get(c.payload.kind, key);
+      if (entry) void this.local.cancel(entry.handle, c.payload.graceMs).finally(() => this.kick());
     }
   }
 
@@ -311,7 +314,7 @@ export class WorkerAgent {
   async reportAll(): Promise<void> {
     const entries = this.store.ledger.all();
     if (entries.length === 0) return;
-    const reports: Report[] = [];
+    const reports: WorkerReport[] = [];
     const done: typeof entries = [];
     for (const e of entries) {
       if (this.launching.has(`${e.kind}:${e.refId}`)) continue; // not launched yet: nothing to say
@@ -334,7 +337,7 @@ export class WorkerAgent {
       }
       const [state] = await this.local.poll([handle]);
       if (state?.state === 'running') {
-        const r: Report = { kind: e.kind, id: e.refId, state: 'running', runDir: String(handle.runDir), startedAt: state.startedAt ?? undefined, heartbeatAt: state.heartbeatAt ?? undefined, pid: typeof handle.pid === 'number' ? handle.pid : undefined };
+        const r: WorkerReport = { kind: e.kind, id: e.refId, state: 'running', runDir: String(handle.runDir), startedAt: state.startedAt ?? undefined, heartbeatAt: state.heartbeatAt ?? undefined, pid: typeof handle.pid === 'number' ? handle.pid : undefined };
         const sig = JSON.stringify(r);
         if (this.sent.get(`${e.kind}:${e.refId}`) !== sig) reports.push(r);
       } else if (state?.state === 'done' || state?.state === 'lost') {
@@ -354,9 +357,9 @@ export class WorkerAgent {
   }
 
   /** `running`: what this worker holds once these reports are accepted. */
-  private async send(reports: Report[], running: number): Promise<void> {
+  private async send(reports: WorkerReport[], running: number): Promise<void> {
     // The server takes reasons up to 2000 characters; a longer one must not block every report.
     const fit = reports.map((r) => (r.reason && r.reason.length > 2000 ? { ...r, reason: `${r.reason.slice(0, 1997)}...` } : r));
-    await this.call('POST', '/api/worker/reports', { computer: this.o.computer, reports: fit, version: this.o.version, slots: this.o.batchSlots, running });
+    answer(ReportsResult, await this.call('POST', WORKER_PATHS.reports, { computer: this.o.computer, reports: fit, version: this.o.version, slots: this.o.batchSlots, running }), 'POST reports');
   }
 }

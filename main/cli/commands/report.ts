@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { ExternalResult } from '../../../contract/worker-protocol.js';
 import { action, dataDirPath, print, usage } from '../io.js';
 
 export function register(program: Command): void {
@@ -34,7 +35,7 @@ export function register(program: Command): void {
         const { expandRoutineId } = await import('../../engine/domain/schema.js');
         const { workerApi } = await import('../../../worker/remote/client.js');
         const full = expandRoutineId(id);
-        const value = await workerApi(server, token).request<{ runId: string | null; status: string | null }>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body, { what: `${full} ${act}` });
+        const value = await workerApi(server, token).request<ExternalResult>('POST', `/api/external/${encodeURIComponent(full)}/${act}`, body, { what: `${full} ${act}` });
         print(o.json, value, () => `${full}: ${act} reported${value.runId ? ` (run ${value.runId}, ${value.status})` : ''}`);
       }),
     );

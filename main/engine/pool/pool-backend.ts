@@ -9,6 +9,7 @@ import { workerOnline } from '../domain/online.js';
 import type { Settings } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { tendVersion } from '../version.js';
+import type { CancelPayload, StartPayload } from '../../../contract/worker-protocol.js';
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
@@ -68,7 +69,7 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
       return { ok: true, reason: null };
     },
     async submit(spec: JobSpec): Promise<Handle> {
-      const commandId = store.pool.enqueue(computer, 'start', { spec, tendVersion: tendVersion() }, clock.now(), commandTtlMs);
+      const commandId = store.pool.enqueue(computer, 'start', { spec, tendVersion: tendVersion() } satisfies StartPayload, clock.now(), commandTtlMs);
       wake(computer);
       return { computer, runId: spec.runId, kind: spec.kind, commandId };
     },
@@ -113,7 +114,7 @@ export function createPoolBackend(computer: string, store: Store, clock: Clock, 
       const now = clock.now();
       // Asked again while a cancel is on its way (every pass sees the run still running): one is enough.
       if (store.pool.cancelSent(computer, ref.runId, now - commandTtlMs - graceMs)) return;
-      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs }, now, commandTtlMs);
+      store.pool.enqueue(computer, 'cancel', { runId: ref.runId, kind: ref.kind, graceMs } satisfies CancelPayload, now, commandTtlMs);
       wake(computer);
     },
     tailLog(runDir: string, stream: LogStream, maxBytes: number) {

@@ -1,9 +1,10 @@
 // Worker-pool routes: workers long-poll the commands addressed to their computer, claim one-off
 // batch jobs for their free slots, and report what happened; external routines report here too.
-// A worker token reaches only these routes, and only for its own computer.
+// A worker token reaches only these routes, and only for its own computer. What they take and
+// answer is the worker protocol, declared once in contract/worker-protocol.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { decimalInt } from '../domain/schema.js';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { ClaimBody, ClaimResult, CommandsQuery, CommandsResult, ExternalBody, ExternalParams, ExternalResult, ReportsBody, ReportsResult, WORKER_PATHS, type WorkerReport } from '../../../contract/worker-protocol.js';
 import type { ApiContext } from '../api/server.js';
 import type { RouteDoc } from '../api/route-doc.js';
 import { zodIssues } from '../domain/schema.js';
@@ -14,9 +15,6 @@ import { moveJob } from '../scheduler/moves.js';
 import type { Engine } from '../engine.js';
 import type { RemoteReport } from '../store/workers.js';
 
-const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
-const MAX_WAIT_MS = 30_000;
-
 /**
  * A worker is "seen" when a request starts: a long poll is answered well within the offline
  * threshold, so a worker that is waiting in one is never taken for an offline one.
@@ -25,63 +23,12 @@ function pollWait(requested: number, workerOfflineMs: number): number {
   return Math.min(requested, Math.floor(workerOfflineMs / 2));
 }
 
-const WorkerInfo = {
-  computer: z.string().regex(COMPUTER, 'must look like user@COMPUTER').optional(),
-  version: z.string().max(64).optional(),
-  slots: decimalInt(0, 10_000).optional(),
-  running: decimalInt(0, 100_000).optional(),
-};
-
-const CommandsQuery = z.strictObject({ ...WorkerInfo, wait: decimalInt(0, MAX_WAIT_MS).optional() });
-const ClaimBody = z.strictObject({ ...WorkerInfo, slots: z.number().int().min(1).max(1000), wait: z.number().int().min(0).max(MAX_WAIT_MS).optional() });
-const Report = z.strictObject({
-  kind: z.enum(['run', 'job']),
-  id: z.string().min(1).max(100),
-  state: z.enum(['running', 'done', 'refused']),
-  pid: z.number().int().positive().optional(),
-  exitCode: z.number().int().min(-1).max(255).nullable().optional(),
-  signal: z.string().max(32).nullable().optional(),
-  reason: z.string().max(2000).nullable().optional(),
-  runDir: z.string().max(4096).optional(),
-  startedAt: z.number().int().nonnegative().optional(),
-  endedAt: z.number().int().nonnegative().optional(),
-  heartbeatAt: z.number().int().nonnegative().optional(),
-});
-const ReportsBody = z.strictObject({ ...WorkerInfo, reports: z.array(Report).max(1000) });
-const ExternalParams = z.strictObject({ id: z.string().min(1).max(500), action: z.enum(['start', 'heartbeat', 'complete', 'fail', 'log']) });
-const ExternalBody = z.strictObject({ computer: WorkerInfo.computer, runId: z.string().regex(/^[\w.-]{1,64}$/, 'at most 64 letters, digits, . _ -').optional(), exitCode: z.number().int().min(0).max(255).optional(), message: z.string().max(65_536).optional() });
-
-const CommandsResult = z.object({
-  commands: z.array(z.object({ id: z.number().int(), kind: z.enum(['start', 'cancel']), payload: z.record(z.string(), z.unknown()), expiresAt: z.number().int().describe('epoch milliseconds') })),
-});
-const SpecSchema = z.object({
-  runId: z.string(),
-  kind: z.enum(['run', 'job']),
-  routineId: z.string().nullable(),
-  jobId: z.number().int().nullable(),
-  attempt: z.number().int(),
-  command: z.string(),
-  args: z.array(z.string()),
-  cwd: z.string().nullable(),
-  env: z.record(z.string(), z.string()),
-  scheduledAt: z.number().int(),
-  runDir: z.string(),
-  logCapBytes: z.number(),
-  outputs: z.array(z.string()),
-  revision: z.string().nullable(),
-  maskedArgs: z.array(z.string()),
-  slurm: z.record(z.string(), z.unknown()).nullable().optional(),
-});
-const ClaimResult = z.object({ jobs: z.array(z.object({ id: z.number().int(), spec: SpecSchema })) });
-const ReportsResult = z.object({ accepted: z.number().int(), refused: z.array(z.object({ id: z.string(), reason: z.string() })) });
-const ExternalResult = z.object({ runId: z.string().nullable(), status: z.string().nullable() });
-
 /** These routes as the OpenAPI document describes them (the same schemas the handlers parse with). */
 export const POOL_ROUTES: RouteDoc[] = [
-  { method: 'GET', path: '/api/worker/commands', scope: 'worker', summary: 'A worker long-polls the commands addressed to its computer (`wait` ms at most)', query: CommandsQuery, result: CommandsResult },
-  { method: 'POST', path: '/api/worker/jobs/claim', scope: 'worker', summary: 'A worker claims one-off batch jobs for its free slots', body: ClaimBody, result: ClaimResult },
-  { method: 'POST', path: '/api/worker/reports', scope: 'worker', summary: 'A worker reports its runs and jobs (running, done, refused)', body: ReportsBody, result: ReportsResult },
-  { method: 'POST', path: '/api/external/:id/:action', scope: 'worker', summary: 'An external routine reports: start, heartbeat, complete, fail or log', params: ExternalParams, body: ExternalBody, bodyOptional: true, result: ExternalResult },
+  { method: 'GET', path: WORKER_PATHS.commands, scope: 'worker', summary: 'A worker long-polls the commands addressed to its computer (`wait` ms at most)', query: CommandsQuery, result: CommandsResult },
+  { method: 'POST', path: WORKER_PATHS.claim, scope: 'worker', summary: 'A worker claims one-off batch jobs for its free slots', body: ClaimBody, result: ClaimResult },
+  { method: 'POST', path: WORKER_PATHS.reports, scope: 'worker', summary: 'A worker reports its runs and jobs (running, done, refused)', body: ReportsBody, result: ReportsResult },
+  { method: 'POST', path: WORKER_PATHS.external, scope: 'worker', summary: 'An external routine reports: start, heartbeat, complete, fail or log', params: ExternalParams, body: ExternalBody, bodyOptional: true, result: ExternalResult },
 ];
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
@@ -127,7 +74,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
   app.addHook('preClose', async () => engine.wake.close());
 
-  app.get('/api/worker/commands', { config: worker }, async (req, reply) => {
+  app.get(WORKER_PATHS.commands, { config: worker }, async (req, reply) => {
     const computer = computerOf(ctx, req, req.query);
     const q = parse(CommandsQuery, req.query);
     const now = () => engine.clock.now();
@@ -143,7 +90,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
   });
 
-  app.post('/api/worker/jobs/claim', { config: worker }, async (req, reply) => {
+  app.post(WORKER_PATHS.claim, { config: worker }, async (req, reply) => {
     const computer = computerOf(ctx, req, req.body);
     const b = parse(ClaimBody, req.body);
     store.pool.seen(computer, engine.clock.now(), b);
@@ -162,10 +109,10 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (jobs.length > 0) break;
       }
     }
-    return { ok: true, value: { jobs } };
+    return { ok: true, value: { jobs } satisfies z.input<typeof ClaimResult> };
   });
 
-  app.post('/api/worker/reports', { config: worker }, async (req) => {
+  app.post(WORKER_PATHS.reports, { config: worker }, async (req) => {
     const computer = computerOf(ctx, req, req.body);
     const b = parse(ReportsBody, req.body);
     const now = engine.clock.now();
@@ -180,10 +127,10 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
       }
     });
     if (settle) engine.nudge();
-    return { ok: true, value: { accepted: b.reports.length - refused.length, refused } };
+    return { ok: true, value: { accepted: b.reports.length - refused.length, refused } satisfies z.input<typeof ReportsResult> };
   });
 
-  app.post('/api/external/:id/:action', { config: worker }, async (req) => {
+  app.post(WORKER_PATHS.external, { config: worker }, async (req) => {
     refuseOtherComputer(ctx, req, namedComputer(req.body));
     const p = parse(ExternalParams, req.params);
     const b = parse(ExternalBody, req.body);
@@ -194,7 +141,7 @@ export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }
     const run = engine.tx(() => reportExternal(store, (e) => engine.log(e), p.id, p.action, b, engine.clock.now()));
     engine.nudge();
-    return { ok: true, value: { runId: run?.id ?? null, status: run?.status ?? null } };
+    return { ok: true, value: { runId: run?.id ?? null, status: run?.status ?? null } satisfies z.input<typeof ExternalResult> };
   });
 }
 
@@ -218,7 +165,7 @@ function claimJobs(engine: Engine, computer: string, slots: number) {
   });
 }
 
-function toReport(computer: string, r: z.output<typeof Report>): RemoteReport {
+function toReport(computer: string, r: z.output<typeof WorkerReport>): RemoteReport {
   return {
     kind: r.kind,
     refId: r.id,
@@ -236,7 +183,7 @@ function toReport(computer: string, r: z.output<typeof Report>): RemoteReport {
 }
 
 /** A run is reported only by the computer it was sent to; the pass settles it from the report. */
-function applyRunReport(engine: Engine, computer: string, r: z.output<typeof Report>, now: number): string | null {
+function applyRunReport(engine: Engine, computer: string, r: z.output<typeof WorkerReport>, now: number): string | null {
   const entry = engine.store.ledger.get('run', r.id);
   if (!entry) return engine.store.pool.report('run', r.id) ? null : `run ${r.id} is not in flight`;
   if (entry.backend !== `pool:${computer}`) return `run ${r.id} was not sent to ${computer}`;
@@ -248,7 +195,7 @@ function applyRunReport(engine: Engine, computer: string, r: z.output<typeof Rep
 }
 
 /** Batch jobs fetched by a worker move as the worker reports them. */
-function applyJobReport(engine: Engine, computer: string, r: z.output<typeof Report>, now: number): string | null {
+function applyJobReport(engine: Engine, computer: string, r: z.output<typeof WorkerReport>, now: number): string | null {
   const store = engine.store;
   const id = Number(r.id);
   const job = Number.isSafeInteger(id) ? store.jobs.get(id) : null;
