@@ -2,7 +2,6 @@
 // (to now while running), a time axis with readable ticks. Pure.
 import type { Ret } from '../../../preload/contract.js';
 import { isActiveRun } from './status.js';
-import { dayBounds } from '../../../main/engine/timing/day.js';
 
 export type TimelineRun = Ret<'runs.list'>[number];
 
@@ -38,9 +37,10 @@ export interface TimelineLayout {
 const FAILED = new Set(['ERROR', 'EXITED']);
 const STEPS = [10_000, 15_000, 30_000, 60_000, 2 * 60_000, 5 * 60_000, 10 * 60_000, 15 * 60_000, 30 * 60_000, 3_600_000, 2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
-/** This browser's day around `now` (23 or 25 hours on DST days). */
+/** This browser's day around `now` (23 or 25 hours on DST days): the browser's own calendar knows its zone. */
 export function localDay(now: number): { from: number; to: number } {
-  return dayBounds(now, undefined, Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+  const d = new Date(now);
+  return { from: new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime(), to: new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime() };
 }
 
 export function timelineLayout(runs: readonly TimelineRun[], now: number, mode: 'fit' | 'day'): TimelineLayout {
