@@ -82,11 +82,13 @@ export function checkLayers(root) {
       const rules = RULES.filter((r) => r.applies(file));
       if (rules.length === 0) continue;
       for (const m of text.matchAll(IMPORT)) {
-        const target = resolveImport(root, file, m[1] ?? m[2] ?? m[3]);
+        const spec = m[1] ?? m[2] ?? m[3];
+        const target = resolveImport(root, file, spec);
         if (!target) continue;
+        const line = text.slice(0, m.index + m[0].lastIndexOf(spec)).split('\n').length;
         for (const r of rules) {
           const why = r.refuses(target);
-          if (why) violations.push({ file, line: text.slice(0, m.index).split('\n').length + (m[0].startsWith('\n') ? 1 : 0), target, rule: r.name, why });
+          if (why) violations.push({ file, line, target, rule: r.name, why });
         }
       }
     }
