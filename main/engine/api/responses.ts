@@ -4,6 +4,7 @@
 // real answers against the generated document. Objects list the fields a client may rely on;
 // fields added later do not make an answer invalid.
 import { z } from 'zod';
+import { EVENT_TYPES } from '../events/catalogue.js';
 import { WEBHOOK_EVENTS } from '../webhooks/store.js';
 import type { Channel } from './routes.js';
 
@@ -223,7 +224,8 @@ const DaemonStatusSchema = z.object({
 export const EventRowSchema = z.object({
   id: z.number().int(),
   at: ms,
-  type: z.string().describe('noun:verb'),
+  // A string, not an enum: the history may hold a type an older Tend wrote and this one retired.
+  type: z.string().describe(`noun:verb, one of the event catalogue's: ${EVENT_TYPES.join(', ')}`),
   level: z.enum(['info', 'warn', 'error']),
   routineId: nullable(z.string()),
   runId: nullable(z.string()),
