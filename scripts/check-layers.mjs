@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 const CONTRACT = ['contract/', 'preload/contract.ts', 'preload/routes.ts', 'main/engine/api/routes.ts'];
 /** The backend port: what a backend implements, and the few leaf helpers it shares with the engine. */
 const PORT = ['main/engine/backend.ts', 'main/engine/errors.ts', 'main/engine/domain/slurm.ts', 'main/engine/node-runtime.ts'];
-/** The engine's core: state, timing, lifecycles, the pass, operations. It knows no adapter. */
-const CORE = ['main/engine/store/', 'main/engine/timing/', 'main/engine/lifecycle/', 'main/engine/scheduler/', 'main/engine/ops/', 'main/engine/graph/', 'main/engine/domain/'];
+/** The engine's core: state, timing, lifecycles, the pass, operations, the event catalogue and log. It knows no adapter. */
+const CORE = ['main/engine/store/', 'main/engine/timing/', 'main/engine/lifecycle/', 'main/engine/scheduler/', 'main/engine/ops/', 'main/engine/graph/', 'main/engine/domain/', 'main/engine/events/'];
 const ADAPTERS = ['main/engine/api/', 'main/engine/mcp/', 'main/engine/metrics/', 'main/engine/webhooks/', 'main/engine/pool/', 'main/engine/daemon/', 'main/engine/host/'];
 /** What wires backends into an engine: the host (and the daemon it runs). */
 const HOST = ['main/engine/host/', 'main/engine/daemon/'];
@@ -25,7 +25,7 @@ export const RULES = [
   {
     name: 'core imports no adapter',
     applies: (f) => under(f, CORE),
-    refuses: (t) => (under(t, ADAPTERS) || under(t, ['worker/', 'main/app/', 'main/cli/', 'renderer/', 'preload/']) ? 'the core (store, timing, lifecycle, scheduler, ops, graph, domain) imports no adapter, host or client' : null),
+    refuses: (t) => (under(t, ADAPTERS) || under(t, ['worker/', 'main/app/', 'main/cli/', 'renderer/', 'preload/']) ? 'the core (store, timing, lifecycle, scheduler, ops, graph, domain, events) imports no adapter, host or client' : null),
   },
   {
     name: 'only the host wires backends',
