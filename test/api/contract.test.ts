@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueWorkerToken } from '../../main/engine/api/auth.js';
 import { ROUTES } from '../../main/engine/api/routes.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
-import { scratch, tend } from '../daemon/harness.js';
+import { scratch, tend } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { apiSandbox, call, sse, type ApiSandbox } from './harness.js';
 

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApi } from '../../main/engine/api/server.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
-import { Daemon, killTracked, scratch, stopOwner, tendOk } from '../daemon/harness.js';
+import { killTracked, scratch, tendOk } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SEED = Number(process.env.TEND_FUZZ_SEED ?? 20_260_105);

@@ -1,5 +1,5 @@
 // The HTTP API over a real engine (real SQLite file, real local backend) on 127.0.0.1, and a
-// small fetch wrapper. Tests that need a whole daemon process use test/daemon/harness.ts.
+// small fetch wrapper. Tests that need a whole daemon process use test/helpers/daemon.ts.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

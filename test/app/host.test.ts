@@ -10,7 +10,8 @@ import { readPidRecord } from '../../main/engine/daemon/ownership.js';
 import { readState } from '../../main/engine/daemon/state.js';
 import { settings } from '../../main/engine/settings.js';
 import type { EventRow } from '../../main/engine/store/events.js';
-import { Daemon, killTracked, scratch } from '../daemon/harness.js';
+import { killTracked, scratch } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
 const hosts: Host[] = [];

@@ -12,7 +12,8 @@ import type { RunningApp } from '../../main/app/shell.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
 import type { EventRow } from '../../main/engine/store/events.js';
 import { readPidRecord } from '../../main/engine/daemon/ownership.js';
-import { Daemon, killTracked } from '../daemon/harness.js';
+import { killTracked } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import * as fake from './fake-electron.js';
 

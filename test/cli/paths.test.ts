@@ -4,7 +4,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Daemon, killTracked, scratch, stopOwner, tend, tendOk } from '../daemon/harness.js';
+import { killTracked, scratch, tend, tendOk } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
 
@@ -25,7 +26,7 @@ afterEach(async () => {
   box.remove();
 });
 
-const cliIn = (cwd: string, args: string[]) => tend(data, args, {}, cwd);
+const cliIn = (cwd: string, args: string[]) => tend(data, args, {}, { cwd });
 
 describe('routine add: the working directory', () => {
   it('without --cwd is the directory routine add ran in, shown by routine show', () => {

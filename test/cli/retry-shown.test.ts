@@ -2,7 +2,8 @@
 // not "next: -" — in routine list and routine show, text and JSON.
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Daemon, killTracked, scratch, stopOwner, tend, tendOk } from '../daemon/harness.js';
+import { killTracked, scratch, tend, tendOk } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
 let box: ReturnType<typeof scratch>;

@@ -7,7 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { type CliResult, Daemon, FIXTURES, scratch, tendAsync, useDaemonBox } from './harness.js';
+import { type CliResult, FIXTURES, scratch, tendAsync } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 const SHELLS = 4;
 const JOBS = 40;

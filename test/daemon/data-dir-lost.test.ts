@@ -4,7 +4,8 @@
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { within } from '../helpers/wait.js';
-import { assertBuilt, Daemon, killTracked, scratch } from './harness.js';
+import { assertBuilt, killTracked, scratch } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
 
 let box: ReturnType<typeof scratch>;
 beforeAll(() => assertBuilt());

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { damageIndex } from '../helpers/damage.js';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, scratch, stopOwner, tend, useDaemonBox } from './harness.js';
+import { scratch, tend } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);

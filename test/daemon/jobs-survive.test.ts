@@ -5,7 +5,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { alive, assertBuilt, killTracked, REPO, scratch, stopOwner, tendOk, track } from './harness.js';
+import { alive, assertBuilt, killTracked, REPO, scratch, tendOk, track } from '../helpers/cli.js';
+import { stopOwner } from '../helpers/daemon.js';
 
 const SCRIPT = join(REPO, 'test', 'daemon', 'fixtures', 'slow-marker.sh');
 const N = 3;

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { RotatingLog } from '../../main/engine/daemon/log.js';
-import { scratch } from './harness.js';
+import { scratch } from '../helpers/cli.js';
 
 let box: ReturnType<typeof scratch>;
 beforeEach(() => (box = scratch('tend-log-')));

@@ -6,7 +6,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { alive, Daemon, REPO, scratch, tendOk, track, useDaemonBox } from './harness.js';
+import { alive, REPO, scratch, tendOk, track } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 const HANG = join(REPO, 'test', 'daemon', 'fixtures', 'hang-pid.sh');
 

@@ -6,7 +6,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { assertBuilt, Daemon, killTracked, scratch, stopOwner, tend, TEND, tendOk } from './harness.js';
+import { assertBuilt, killTracked, scratch, tend, TEND, tendOk } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
 
 interface Finding {
   id: string;

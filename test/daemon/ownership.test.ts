@@ -5,7 +5,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { alive, assertBuilt, Daemon, killTracked, procStartTime, readPidFile, readState, scratch, stopOwner, tend, tendOk, track } from './harness.js';
+import { alive, assertBuilt, killTracked, procStartTime, scratch, tend, tendOk, track } from '../helpers/cli.js';
+import { Daemon, readPidFile, readState, stopOwner } from '../helpers/daemon.js';
 
 interface EnsureJson {
   pid: number;

@@ -3,7 +3,8 @@
 // that has no token and no worker is flagged by doctor.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { assertBuilt, Daemon, killTracked, scratch, stopOwner, tend, tendOk } from './harness.js';
+import { assertBuilt, killTracked, scratch, tend, tendOk } from '../helpers/cli.js';
+import { Daemon, stopOwner } from '../helpers/daemon.js';
 
 interface Finding { id: string; severity: string; message: string; action: string | null }
 let box: ReturnType<typeof scratch>;

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchAgent, launchAgentPath, systemdAvailable, systemdUnit, systemdUnitPath, type ServiceSpec } from '../../main/engine/daemon/service.js';
-import { assertBuilt, REPO, scratch, TEND } from './harness.js';
+import { assertBuilt, REPO, scratch, TEND } from '../helpers/cli.js';
 
 const spec = (over: Partial<ServiceSpec> = {}): ServiceSpec => ({ node: '/usr/bin/node', entry: '/opt/tend/dist/main/cli/tend.js', dataDir: '/home/me/tend-data', explicitDataDir: true, ...over });
 

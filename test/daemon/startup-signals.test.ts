@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { Store } from '../../main/engine/store/store.js';
 import { waitFor, within } from '../helpers/wait.js';
-import { Daemon, readPidFile, scratch, tendAsync, useDaemonBox } from './harness.js';
+import { scratch, tendAsync } from '../helpers/cli.js';
+import { Daemon, readPidFile } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);

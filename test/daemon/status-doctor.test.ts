@@ -4,7 +4,9 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, FIXTURES, readState, scratch, tend, tendOk, track, useDaemonBox } from './harness.js';
+import { FIXTURES, scratch, tend, tendOk, track } from '../helpers/cli.js';
+import { Daemon, readState } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 interface Finding {
   id: string;

@@ -5,7 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { Store } from '../../main/engine/store/store.js';
-import { assertBuilt, killTracked, procStartTime, scratch, stopOwner, tend } from './harness.js';
+import { assertBuilt, killTracked, procStartTime, scratch, tend } from '../helpers/cli.js';
+import { stopOwner } from '../helpers/daemon.js';
 
 interface Finding { id: string; message: string; action: string | null }
 let box: ReturnType<typeof scratch>;

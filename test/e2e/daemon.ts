@@ -1,14 +1,16 @@
 // A real `tend daemon run` for a spec file: its own data dir, a fast pass, the HTTP API, and
 // the built renderer served at the API address (browser mode).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo, hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { buildRequest, type Channel } from '../../main/engine/api/routes.js';
 import type { Args, Result, Ret } from '../../preload/contract.js';
+import { childEnv, TEND, tendAsync, track } from '../helpers/cli.js';
+import { Daemon as TendDaemon } from '../helpers/daemon.js';
 
-export const TEND = resolve('dist/main/cli/tend.js');
+export { TEND } from '../helpers/cli.js';
 
 /** The computer the daemon's local backend serves (routines addressed elsewhere never start). */
 export const COMPUTER = `${userInfo().username}@${hostname().split('.')[0]}`;
@@ -32,16 +34,6 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
-async function until<T>(what: string, fn: () => T | null | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export async function startDaemon(): Promise<Daemon> {
   const root = mkdtempSync(join(tmpdir(), 'tend-e2e-'));
   const dataDir = join(root, 'data');
@@ -49,28 +41,11 @@ export async function startDaemon(): Promise<Daemon> {
   // (`daemon run` does not create a missing data dir yet.)
   mkdirSync(dataDir, { recursive: true });
   mkdirSync(work, { recursive: true });
-  const env = { ...process.env, TEND_DATA_DIR: dataDir, TEND_DAEMON_INTERVAL_MS: '200', TEND_API_PORT: '0' };
-  let output = '';
+  // The daemon keeps the zone of this machine (and of the browser), not the UTC other tests pin.
+  const env = { TEND_DAEMON_INTERVAL_MS: '200', TEND_API_PORT: '0', TZ: Intl.DateTimeFormat().resolvedOptions().timeZone };
   const workers: ChildProcess[] = [];
-  const child: ChildProcess = spawn(process.execPath, [TEND, 'daemon', 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const apiFile = join(dataDir, 'api.json');
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  await until('the daemon to write api.json', () => {
-    if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}:\n${output}`);
-    if (!existsSync(apiFile)) return null;
-    try {
-      return JSON.parse(readFileSync(apiFile, 'utf8')) as { url: string; token: string };
-    } catch {
-      return null;
-    }
-  });
-  const { url, token } = JSON.parse(readFileSync(apiFile, 'utf8')) as { url: string; token: string };
-  await new Promise<void>((r) => {
-    const tick = () => void fetch(`${url}/health`).then((res) => (res.ok ? r() : setTimeout(tick, 50)), () => setTimeout(tick, 50));
-    tick();
-  });
+  const daemon = new TendDaemon(dataDir, env);
+  const { url, token } = await daemon.serving();
 
   async function apiResult<C extends Channel>(channel: C, args: Args<C>): Promise<Result<Ret<C>>> {
     const req = buildRequest(channel, args as Record<string, unknown>);
@@ -88,15 +63,9 @@ export async function startDaemon(): Promise<Daemon> {
     return r.value;
   }
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((r) => {
-      const p = spawn(process.execPath, [TEND, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      p.on('exit', (code) => r({ code: code ?? -1, stdout, stderr }));
-    });
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const r = await tendAsync(dataDir, args, env);
+    return { ...r, code: r.code ?? -1 };
   }
 
   return {
@@ -120,7 +89,8 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     async worker(computer, slots) {
       const issued = await cli(['worker', 'token', computer]);
       if (issued.code !== 0) throw new Error(`worker token: ${issued.stderr}`);
-      const agent = spawn(process.execPath, [TEND, 'worker', '--server', url, '--token', issued.stdout.trim(), '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `worker-${computer}`)], { env, stdio: 'ignore' });
+      const agent = spawn(process.execPath, [TEND, 'worker', '--server', url, '--token', issued.stdout.trim(), '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `worker-${computer}`)], { env: childEnv(dataDir, env), stdio: 'ignore' });
+      track(agent.pid!);
       const gone = new Promise<void>((r) => agent.once('exit', () => r()));
       workers.push(agent);
       return {
@@ -130,21 +100,19 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
         },
       };
     },
-    log: () => output,
+    log: () => daemon.stdout + daemon.stderr,
     async stop() {
       // Realtime routines and jobs outlive the daemon by design: stop what this test started,
       // through the daemon (it signals each one's process group by its recorded pid).
       for (const w of workers) if (w.exitCode === null) w.kill('SIGTERM');
-      if (child.exitCode === null) {
+      if (!daemon.exit) {
         try {
           for (const r of await api('routines.list', {})) if (r.lastRun && ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'].includes(r.lastRun.status)) await apiResult('routines.stop', { id: r.id });
           for (const j of await api('jobs.list', {})) if (['WAITING', 'PENDING', 'FETCHED', 'RUNNING'].includes(j.status)) await apiResult('jobs.cancel', { id: j.id });
         } catch {
           /* the daemon is going anyway */
         }
-        child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-        if (child.exitCode === null) child.kill('SIGKILL');
+        await daemon.stop(5000).catch(() => daemon.kill9());
       }
       rmSync(root, { recursive: true, force: true });
     },

@@ -1,15 +1,18 @@
 // The built `tend` as a child process against scratch data dirs, and the processes a test owns.
-// Shared by the daemon, pool, MCP and integration harnesses (each adds its own Daemon). Every
+// Shared by every test that runs the CLI (daemons: ./daemon.ts) and by the benchmarks. Every
 // wait has a deadline; every process a test starts is killed by its own pid when the test ends.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait.js';
 
-export const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+/** The repository: two levels up from here, or three when the benchmarks run this file from dist/test/helpers. */
+export const REPO = ((up) => (basename(up) === 'dist' ? dirname(up) : up))(resolve(fileURLToPath(new URL('../../', import.meta.url))));
 export const TEND = join(REPO, 'dist', 'main', 'cli', 'tend.js');
+/** The shell fixtures shared by the test folders. */
+export const FIXTURES = join(REPO, 'test', 'fixtures');
 
 /** A `tend` command that hangs is killed after this long (a test fails rather than hangs). */
 const CLI_TIMEOUT_MS = 60_000;
@@ -31,10 +34,16 @@ export interface CliResult {
   stderr: string;
 }
 
+export interface TendOptions {
+  cwd?: string;
+  /** Written to the command's stdin (else it reads an empty one). */
+  input?: string;
+}
+
 /** `tend ARGS…` synchronously (commands that return on their own: ensure, stop, status, doctor…). */
-export function tend(dataDir: string, args: string[], env: Record<string, string> = {}, cwd = REPO): CliResult {
+export function tend(dataDir: string, args: string[], env: Record<string, string> = {}, o: TendOptions = {}): CliResult {
   assertBuilt();
-  const r = spawnSync(process.execPath, [TEND, ...args], { cwd, env: childEnv(dataDir, env), encoding: 'utf8', timeout: CLI_TIMEOUT_MS });
+  const r = spawnSync(process.execPath, [TEND, ...args], { cwd: o.cwd ?? REPO, env: childEnv(dataDir, env), input: o.input ?? '', encoding: 'utf8', timeout: CLI_TIMEOUT_MS });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -123,4 +132,13 @@ export function scratch(prefix: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   // Retries: a job killed during cleanup may still have its wrapper writing the exit sentinel.
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+}
+
+/** `tend`, `tendOk` and `childEnv` with `base` under every call's own environment (e.g. TEND_API=off). */
+export function cliWith(base: Record<string, string>) {
+  return {
+    childEnv: (dataDir: string, extra: Record<string, string> = {}) => childEnv(dataDir, { ...base, ...extra }),
+    tend: (dataDir: string, args: string[], env: Record<string, string> = {}) => tend(dataDir, args, { ...base, ...env }),
+    tendOk: <T = unknown>(dataDir: string, args: string[], env: Record<string, string> = {}) => tendOk<T>(dataDir, args, { ...base, ...env }),
+  };
 }

@@ -18,10 +18,13 @@ import { Store } from '../../main/engine/store/store.js';
 import { jobShell, localWrapperScript } from '../../worker/local/tools.js';
 import { VANISHED_REASON } from '../../worker/local/index.js';
 import { readProcStat } from '../../worker/jobdir/proc.js';
-import { Daemon, assertBuilt, killDaemons, scratch, tendOk } from './fixtures/daemon-harness.js';
+import { assertBuilt, cliWith, killTracked, scratch } from '../helpers/cli.js';
+import { Daemon, NO_API, QUIET_FAST } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, SHARED_FIX, alive, jobDirs, lines, pidRecord } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, SHARED_FIX, alive, jobDirs, lines, pidRecord } from '../helpers/engine-harness.js';
 
+
+const { tendOk } = cliWith(NO_API);
 
 interface Row {
   id: string;
@@ -53,7 +56,7 @@ const TERMINAL = new Set(['COMPLETED', 'ERROR', 'CANCELLED', 'CANCEL']);
 let box: ReturnType<typeof scratch> | null = null;
 beforeAll(() => assertBuilt());
 afterEach(async () => {
-  await killDaemons();
+  await killTracked();
   if (box) {
     writeFileSync(join(box.dir, 'releaseA'), '');
     writeFileSync(join(box.dir, 'releaseB'), '');
@@ -93,7 +96,7 @@ describe('kill -9 of the engine host', () => {
   it('jobs survive it; the next daemon settles each exactly once with its true exit code', async () => {
     box = scratch('tend-kill9-');
     const dir = box.dir;
-    const first = await new Daemon(dir).ready();
+    const first = await new Daemon(dir, QUIET_FAST).ready();
     const relA = join(dir, 'releaseA');
     const relB = join(dir, 'releaseB');
 
@@ -121,7 +124,7 @@ describe('kill -9 of the engine host', () => {
     await waitFor(() => launchedA.every((m) => lines(join(dir, m)).length === 1), 15_000, 'the released jobs to finish with no daemon');
     expect(runRows(dir).filter((r) => r.status === 'RUNNING').length + jobRows(dir).filter((j) => j.status === 'RUNNING' || j.status === 'FETCHED').length).toBe(8);
 
-    const second = await new Daemon(dir).ready();
+    const second = await new Daemon(dir, QUIET_FAST).ready();
     writeFileSync(relB, '');
     await allSettled(dir, 30_000);
 
@@ -160,11 +163,11 @@ describe('kill -9 of the engine host', () => {
 
     // Kill the host three times while the stream flows, each time after some more progress.
     for (const target of [6, 16, 26]) {
-      const d = await new Daemon(dir).ready();
+      const d = await new Daemon(dir, QUIET_FAST).ready();
       await waitFor(() => ended() >= target, 30_000, `${target} jobs to end`);
       await d.kill9();
     }
-    await new Daemon(dir).ready();
+    await new Daemon(dir, QUIET_FAST).ready();
     await allSettled(dir, 30_000);
 
     const all = lines(marker);

@@ -8,9 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, assertBuilt, childEnv, killDaemons, scratch, tend, tendOk } from './fixtures/daemon-harness.js';
-import { FIX, REPO, SHARED_FIX, TEND, alive, epochMs, lines, pidRecord, sessionAlive } from './fixtures/engine-harness.js';
+import { assertBuilt, cliWith, killTracked, scratch } from '../helpers/cli.js';
+import { Daemon, NO_API, QUIET_FAST } from '../helpers/daemon.js';
+import { FIX, REPO, SHARED_FIX, TEND, alive, epochMs, lines, pidRecord, sessionAlive } from '../helpers/engine-harness.js';
 
+const { childEnv, tend, tendOk } = cliWith(NO_API);
 let box: ReturnType<typeof scratch>;
 let dir: string;
 const GRACE = { TEND_KILL_GRACE_MS: '1000' };
@@ -19,12 +21,12 @@ beforeAll(async () => {
   assertBuilt();
   box = scratch('tend-cli-');
   dir = box.dir;
-  await new Daemon(dir).ready();
+  await new Daemon(dir, QUIET_FAST).ready();
 });
 afterAll(async () => {
   // Stop what is still running (realtime routines), then the daemon.
   for (const r of ['cli/rt', 'cli/beat', 'cli/tree']) tend(dir, ['routine', 'stop', r], GRACE);
-  await killDaemons();
+  await killTracked();
   box.remove();
 });
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, SHARED_FIX, alive, id, pidRecord, sessionAlive } from './fixtures/engine-harness.js';
+import { EngineHarness, SHARED_FIX, alive, id, pidRecord, sessionAlive } from '../helpers/engine-harness.js';
 
 let h: EngineHarness | null = null;
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRow } from '../../main/engine/domain/types.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, SHARED_FIX, epochMs, jobDirs, lines } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, SHARED_FIX, epochMs, jobDirs, lines } from '../helpers/engine-harness.js';
 
 let h: EngineHarness | null = null;
 afterEach(async () => {

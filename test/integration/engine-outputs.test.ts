@@ -7,8 +7,11 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logBytesOnDisk, tailLog } from '../../worker/local/index.js';
-import { tend } from './fixtures/daemon-harness.js';
-import { EngineHarness, FIX, SHARED_FIX, id, lines } from './fixtures/engine-harness.js';
+import { cliWith } from '../helpers/cli.js';
+import { NO_API } from '../helpers/daemon.js';
+import { EngineHarness, FIX, SHARED_FIX, id, lines } from '../helpers/engine-harness.js';
+
+const { tend } = cliWith(NO_API);
 
 let h: EngineHarness | null = null;
 afterEach(async () => {

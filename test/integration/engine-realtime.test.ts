@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_LOOP } from '../../main/engine/scheduler/check.js';
 import { waitFor } from '../helpers/wait.js';
-import { EngineHarness, FIX, alive, epochMs, lines, pidRecord, sessionAlive } from './fixtures/engine-harness.js';
+import { EngineHarness, FIX, alive, epochMs, lines, pidRecord, sessionAlive } from '../helpers/engine-harness.js';
 
 let h: EngineHarness | null = null;
 afterEach(async () => {

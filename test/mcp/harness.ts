@@ -1,7 +1,7 @@
 // `tend mcp` (the built CLI) driven by the MCP SDK's own Client over stdio.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { assertBuilt, childEnv, REPO, TEND, track } from './daemon.js';
+import { assertBuilt, childEnv, REPO, TEND, track } from '../helpers/cli.js';
 
 export interface ToolAnswer {
   isError: boolean;

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, killTracked, scratch, tend, tendOk } from './daemon.js';
+import { killTracked, scratch, tend, tendOk } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
 import { bodyOf, mcp, type McpSession } from './harness.js';
 
 const FIX = fileURLToPath(new URL('./fixtures/', import.meta.url));

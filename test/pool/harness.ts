@@ -6,80 +6,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { alive, assertBuilt, childEnv, procStartTime, REPO, TEND, tend, tendAsync, tendOk, track } from '../helpers/cli.js';
+import { alive, childEnv, procStartTime, REPO, TEND, tend, tendAsync, tendOk, track } from '../helpers/cli.js';
+import { Daemon, type ApiFile } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
 export { alive, assertBuilt, childEnv, killTracked, procStartTime, REPO, scratch, TEND, tend, tendAsync, tendOk, track, type CliResult } from '../helpers/cli.js';
+export { readState } from '../helpers/daemon.js';
 export { waitFor } from '../helpers/wait.js';
 export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
 
+/** How a worker process ended. */
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
-}
-
-export interface StateFile {
-  pid: number;
-  lastHeartbeat: string;
-  lastPass: unknown;
-}
-
-export function readState(dataDir: string): StateFile | null {
-  try {
-    return JSON.parse(readFileSync(join(dataDir, 'daemon.state.json'), 'utf8')) as StateFile;
-  } catch {
-    return null;
-  }
-}
-
-function pidFileOwner(dataDir: string): number | null {
-  try {
-    return (JSON.parse(readFileSync(join(dataDir, 'daemon.pid'), 'utf8')) as { pid: number }).pid;
-  } catch {
-    return null;
-  }
-}
-
-/** `tend daemon run` in the foreground, as our child. */
-export class Daemon {
-  readonly child: ChildProcess;
-  readonly exited: Promise<Exit>;
-  exit: Exit | null = null;
-  stderr = '';
-
-  constructor(
-    readonly dataDir: string,
-    env: Record<string, string> = {},
-  ) {
-    assertBuilt();
-    this.child = spawn(process.execPath, [TEND, 'daemon', 'run'], { cwd: REPO, env: childEnv(dataDir, env), stdio: ['ignore', 'ignore', 'pipe'] });
-    track(this.child.pid!);
-    this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));
-    this.exited = new Promise((res) =>
-      this.child.on('exit', (code, signal) => {
-        this.exit = { code, signal };
-        res(this.exit);
-      }),
-    );
-  }
-
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  /** Until it owns the data dir and has finished a pass. */
-  async ready(timeoutMs = 20_000): Promise<this> {
-    await waitFor(
-      () => {
-        if (this.exit) throw new Error(`daemon ${this.pid} exited ${this.exit.code ?? this.exit.signal}: ${this.stderr}`);
-        const s = readState(this.dataDir);
-        return s?.pid === this.pid && s.lastPass !== null && pidFileOwner(this.dataDir) === this.pid;
-      },
-      timeoutMs,
-      `daemon ${this.pid} to own ${this.dataDir} and pass`,
-    );
-    return this;
-  }
 }
 
 /** A TCP port nobody listens on right now (a restarted daemon must come back on the same address). */
@@ -93,19 +32,6 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-export interface ApiFile {
-  url: string;
-  token: string;
-}
-
-export function readApi(dataDir: string): ApiFile | null {
-  try {
-    return JSON.parse(readFileSync(join(dataDir, 'api.json'), 'utf8')) as ApiFile;
-  } catch {
-    return null;
-  }
 }
 
 export interface HttpResult<T = unknown> {
@@ -326,14 +252,7 @@ export class Pool {
   async startDaemon(): Promise<Daemon> {
     this.daemon = new Daemon(this.dataDir, this.env);
     await this.daemon.ready(30_000);
-    this.api = await waitFor(
-      () => {
-        const a = readApi(this.dataDir);
-        return a && this.daemon.stderr.includes(a.url) ? a : null;
-      },
-      10_000,
-      'api.json of the new daemon',
-    );
+    this.api = await this.daemon.serving(10_000);
     return this.daemon;
   }
 

@@ -7,7 +7,9 @@ import { expect, it } from 'vitest';
 import { paths } from '../../main/engine/datadir.js';
 import { DAY_MS } from '../../main/engine/keep-days.js';
 import { Store } from '../../main/engine/store/store.js';
-import { Daemon, scratch, tend, tendOk, useDaemonBox } from '../daemon/harness.js';
+import { scratch, tend, tendOk } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 import { waitFor } from '../helpers/wait.js';
 
 let box: ReturnType<typeof scratch>;

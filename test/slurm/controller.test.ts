@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { COMPUTER, EngineHarness, lines } from '../integration/fixtures/engine-harness.js';
+import { COMPUTER, EngineHarness, lines } from '../helpers/engine-harness.js';
 import { cancelJobsUnder, ensureCluster, FIXTURES, GATED, HAVE_SLURM, lockCluster, SKIP_MESSAGE } from './helpers.js';
 
 if (!HAVE_SLURM) it.skip(SKIP_MESSAGE, () => undefined);

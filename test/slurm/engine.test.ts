@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSlurmRecord } from '../../worker/slurm/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { COMPUTER, EngineHarness, lines } from '../integration/fixtures/engine-harness.js';
+import { COMPUTER, EngineHarness, lines } from '../helpers/engine-harness.js';
 import { cancelJobsUnder, ensureCluster, FIXTURES, HAVE_SLURM, lockCluster, SKIP_MESSAGE, slurm } from './helpers.js';
 
 if (!HAVE_SLURM) it.skip(SKIP_MESSAGE, () => undefined);

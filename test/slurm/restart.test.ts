@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJob } from '../../main/engine/ops/jobs.js';
 import { Store } from '../../main/engine/store/store.js';
 import { jobNameFor, readSlurmRecord } from '../../worker/slurm/index.js';
-import { Daemon, assertBuilt, killTracked } from '../daemon/harness.js';
+import { assertBuilt, killTracked } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { lines } from '../integration/fixtures/engine-harness.js';
+import { lines } from '../helpers/engine-harness.js';
 import { cancelJobsUnder, ensureCluster, FIXTURES, GATED, HAVE_SLURM, jobsNamed, lockCluster, scratch, SKIP_MESSAGE, slurm } from './helpers.js';
 
 if (!HAVE_SLURM) it.skip(SKIP_MESSAGE, () => undefined);
