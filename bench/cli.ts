@@ -2,14 +2,12 @@
 // time beside `node -e 0`, interleaved in one run (medians of 10), against a data dir with 100
 // routines and no daemon.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { childEnv, scratch, TEND as CLI, tendOk } from '../test/helpers/cli.js';
 import { median, round } from './stats.js';
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 
 function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
   const t0 = performance.now();
@@ -22,12 +20,13 @@ function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
 }
 
 export async function benchCli() {
-  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-cli-'));
-  const env = { ...process.env, TEND_DATA_DIR: dir };
+  const box = scratch('tend-bench-cli-');
+  const dir = box.dir;
+  const env = childEnv(dir);
   try {
     const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
     writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
-    execFileSync(process.execPath, [CLI, 'schedule', 'import', join(dir, 'bench.yaml')], { env, stdio: 'ignore' });
+    tendOk(dir, ['schedule', 'import', join(dir, 'bench.yaml')]);
     const commands: Record<string, string[]> = {
       node: ['-e', '0'],
       status: [CLI, 'daemon', 'status', '--json'],
@@ -49,6 +48,6 @@ export async function benchCli() {
       targets: { statusRatio: 2 },
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    box.remove();
   }
 }

@@ -1,15 +1,16 @@
 // An idle daemon with 100 routines: resident memory and CPU over a window (default 20 s), what
 // each large dependency costs in memory when loaded alone into a fresh Node (per-module cost);
 // and `tend daemon status --json` wall time beside `node -e 0`, measured in the same run.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
+import { childEnv, killTracked, scratch, TEND, tendOk } from '../test/helpers/cli.js';
+import { Daemon } from '../test/helpers/daemon.js';
 import { median, round } from './stats.js';
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 const TICKS = 100; // USER_HZ on Linux
 
 function cpuTicks(pid: number): number {
@@ -54,30 +55,22 @@ function moduleCosts(): unknown {
 
 export async function benchDaemon() {
   const windowMs = Number(process.env.TEND_BENCH_IDLE_MS ?? 20_000);
-  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-daemon-'));
-  const env = { ...process.env, TEND_DATA_DIR: dir };
+  const box = scratch('tend-bench-daemon-');
+  const dir = box.dir;
+  const env = childEnv(dir);
   try {
     const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
     writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
-    execFileSync(process.execPath, [CLI, 'schedule', 'import', join(dir, 'bench.yaml')], { env, stdio: 'ignore' });
-    const child = spawn(process.execPath, [CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
-    const pid = child.pid!;
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      try {
-        if (JSON.parse(readFileSync(join(dir, 'daemon.state.json'), 'utf8')).lastPass) break;
-      } catch {
-        /* not yet */
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await new Promise((r) => setTimeout(r, 3000)); // settle after start
+    tendOk(dir, ['schedule', 'import', join(dir, 'bench.yaml')]);
+    const daemon = await new Daemon(dir, {}, ['--quiet']).ready();
+    const pid = daemon.pid;
+    await delay(3000); // settle after start
     const rss: number[] = [];
     const c0 = cpuTicks(pid);
     const t0 = performance.now();
     while (performance.now() - t0 < windowMs) {
       rss.push(rssMiB(pid));
-      await new Promise((r) => setTimeout(r, Math.min(5000, windowMs / 4)));
+      await delay(Math.min(5000, windowMs / 4));
     }
     const cpuPercent = ((cpuTicks(pid) - c0) / TICKS / ((performance.now() - t0) / 1000)) * 100;
 
@@ -86,13 +79,12 @@ export async function benchDaemon() {
     for (let i = 0; i < 10; i++) {
       bare.push(wallMs(process.execPath, ['-e', '0'], env));
       try {
-        status.push(wallMs(process.execPath, [CLI, 'daemon', 'status', '--json'], env));
+        status.push(wallMs(process.execPath, [TEND, 'daemon', 'status', '--json'], env));
       } catch {
         status.push(NaN);
       }
     }
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await daemon.stop();
     return {
       name: 'idle',
       description: 'idle daemon with 100 routines: resident memory and CPU; per-module memory; `tend daemon status --json` beside `node -e 0`',
@@ -107,11 +99,7 @@ export async function benchDaemon() {
       targets: { rssMiB: 55, cpuPercent: 0.5, statusRatio: 2 },
     };
   } finally {
-    try {
-      execFileSync(process.execPath, [CLI, 'daemon', 'stop'], { env, stdio: 'ignore' });
-    } catch {
-      /* gone */
-    }
-    rmSync(dir, { recursive: true, force: true });
+    await killTracked();
+    box.remove();
   }
 }

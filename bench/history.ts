@@ -3,21 +3,21 @@
 // TEND_BENCH_HISTORY_DAYS (default 30) days of finished runs. Goals (issue 13): every CLI command
 // and API route ≤ 1.5× its empty-dir time, daemon start → first pass < 1 s, pass median ≤ 1.2×,
 // bytes per stored run small, idle RSS ≤ 1.1×.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../main/engine/clock.js';
 import { Scheduler } from '../main/engine/scheduler/scheduler.js';
 import { checkIntegrity } from '../main/engine/store/integrity.js';
 import { Store } from '../main/engine/store/store.js';
 import { benchRoutines, buildEmpty, buildHistory, BY_HAND } from './history-build.js';
-import { NoopBackend } from './noop-backend.js';
+import { childEnv, TEND } from '../test/helpers/cli.js';
+import { Daemon } from '../test/helpers/daemon.js';
+import { TestBackend } from '../test/helpers/test-backend.js';
 import { median, round } from './stats.js';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 const ROUTINE = 'bench@host:minute/0';
 
 const log = (s: string) => process.stderr.write(`  history: ${s}\n`);
@@ -25,7 +25,7 @@ const log = (s: string) => process.stderr.write(`  history: ${s}\n`);
 function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
   const t0 = performance.now();
   // `daemon status` exits 1 without a daemon: timed all the same.
-  const r = spawnSync(process.execPath, [CLI, ...args], { env, stdio: 'ignore' });
+  const r = spawnSync(process.execPath, [TEND, ...args], { env, stdio: 'ignore' });
   if (r.status === null || r.status > 1) throw new Error(`tend ${args.join(' ')} failed (${r.status ?? r.signal})`);
   return performance.now() - t0;
 }
@@ -44,7 +44,7 @@ const CLI_COMMANDS: Record<string, string[]> = {
 };
 
 function measureCli(dir: string, reps: number): Record<string, number> {
-  const env = { ...process.env, TEND_DATA_DIR: dir };
+  const env = childEnv(dir);
   const out: Record<string, number> = {};
   for (const [name, args] of Object.entries(CLI_COMMANDS)) out[name] = round(median(Array.from({ length: reps }, () => wallMs(args, env))), 1);
   return out;
@@ -105,9 +105,8 @@ async function until<T>(fn: () => T | null, timeoutMs: number, what: string): Pr
 
 /** Start the daemon, time its first pass, probe the API while it starts, then the routes and idle RSS. */
 async function measureDaemon(dir: string, keepDays: number, reps: number) {
-  const env = { ...process.env, TEND_DATA_DIR: dir, TEND_KEEP_DAYS: String(keepDays), TEND_DAEMON_INTERVAL_MS: '1000' };
   const t0 = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
+  const child = new Daemon(dir, { TEND_KEEP_DAYS: String(keepDays), TEND_DAEMON_INTERVAL_MS: '1000' }, ['--quiet']);
   try {
     await until(() => {
       const s = JSON.parse(readFileSync(join(dir, 'daemon.state.json'), 'utf8')) as { pid: number; lastPass: unknown };
@@ -141,13 +140,12 @@ async function measureDaemon(dir: string, keepDays: number, reps: number) {
     await new Promise((r) => setTimeout(r, 3000));
     const rss: number[] = [];
     for (let i = 0; i < 5; i++) {
-      rss.push(rssMiB(child.pid!));
+      rss.push(rssMiB(child.pid));
       await new Promise((r) => setTimeout(r, 1000));
     }
     return { firstPassMs: round(firstPassMs, 0), nudgeMs, settleMs, apiDuringStartMaxMs: round(Math.max(...during), 1), apiDuringStartMedianMs: round(median(during), 1), routes, doctorFirstMs, idleRssMiB: round(median(rss), 1) };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await child.stop(60_000);
   }
 }
 
@@ -162,7 +160,7 @@ async function measurePass(dir: string, passes: number): Promise<{ medianMs: num
   const store = Store.open(join(dir, 'tend.db'));
   try {
     const clock = new ManualClock(Date.now());
-    const scheduler = new Scheduler(store, clock, new Map([['local', new NoopBackend()]]), {
+    const scheduler = new Scheduler(store, clock, new Map([['local', new TestBackend('local', { clock, startAs: 'done', record: false })]]), {
       maxParallel: 100_000, leaseTimeoutMs: 60_000, killGraceMs: 1000, misfireAfterMs: 3_600_000, misfireAllCap: 10, workerOfflineMs: 30_000, computer: 'bench@host', owner: 'bench', dataDir: dir,
     });
     const ids = benchRoutines().filter((r) => r.cron).map((r) => r.id);

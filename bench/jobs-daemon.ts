@@ -2,18 +2,16 @@
 // loop measured in a separate, clean Node process (not slowed by sharing this one). Jobs are
 // posted into the data dir before the daemon starts; the drain runs from the first job's start
 // (its waiter's `launched` file) to the moment the database shows every job COMPLETED.
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { Store } from '../main/engine/store/store.js';
 import { paths } from '../main/engine/datadir.js';
+import { scratch } from '../test/helpers/cli.js';
+import { Daemon } from '../test/helpers/daemon.js';
 import { round } from './stats.js';
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 
 const BARE = `
 const { spawn } = require('node:child_process');
@@ -71,8 +69,8 @@ function cpuMs(pid: number): number {
 }
 
 export async function daemonJobs(total: number, parallel: number): Promise<DaemonRound> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-djobs-'));
-  const env = { ...process.env, TEND_DATA_DIR: dir, TEND_MAX_PARALLEL: String(parallel), TEND_DAEMON_INTERVAL_MS: '1000' };
+  const box = scratch('tend-bench-djobs-');
+  const dir = box.dir;
   const store = Store.open(paths(dir).db);
   const now = Date.now();
   store.tx(() => {
@@ -80,7 +78,7 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
   });
   // TEND_BENCH_DAEMON_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof) profiles the daemon.
   const nodeArgs = (process.env.TEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const daemon = spawn(process.execPath, [...nodeArgs, CLI, 'daemon', 'run', '--quiet'], { env, stdio: 'ignore' });
+  const daemon = new Daemon(dir, { TEND_MAX_PARALLEL: String(parallel), TEND_DAEMON_INTERVAL_MS: '1000' }, ['--quiet'], { nodeArgs });
   try {
     const count = store.db.prepare("SELECT status, count(*) AS n FROM jobs WHERE status IN ('COMPLETED', 'ERROR') GROUP BY status");
     let done = 0;
@@ -89,19 +87,19 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
     const deadline = Date.now() + 300_000;
     while (done < total) {
       if (Date.now() > deadline) throw new Error(`daemon drained ${done} of ${total} jobs in 300 s`);
-      if (Number.isNaN(cpu0)) cpu0 = cpuMs(daemon.pid!);
+      if (daemon.exit) throw new Error(`the daemon exited ${daemon.exit.code ?? daemon.exit.signal}: ${daemon.stderr}`);
+      if (Number.isNaN(cpu0)) cpu0 = cpuMs(daemon.pid);
       await delay(10);
       const rows = count.all() as { status: string; n: number }[];
       failed = rows.find((r) => r.status === 'ERROR')?.n ?? 0;
       done = rows.reduce((a, r) => a + r.n, 0);
     }
     const end = Date.now();
-    const cpu = cpuMs(daemon.pid!) - cpu0;
+    const cpu = cpuMs(daemon.pid) - cpu0;
     return { jobsPerSec: round(total / ((end - earliestLaunch(dir)) / 1000), 1), failed, daemonCpuMsPerJob: round(cpu / total, 2) };
   } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.once('exit', r));
+    await daemon.stop().catch(() => daemon.kill9());
     store.close();
-    rmSync(dir, { recursive: true, force: true });
+    box.remove();
   }
 }

@@ -5,63 +5,34 @@
 // wake-ups (exit nudges, long polls answered at once), never on a poll interval.
 // TEND_BENCH_POOL_JOBS (300), TEND_BENCH_POOL_SLOTS (N, 4), TEND_BENCH_POOL_ROUNDS (2).
 import Database from 'better-sqlite3';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { Store } from '../main/engine/store/store.js';
+import { childEnv, killTracked, scratch, TEND, tendOk, track } from '../test/helpers/cli.js';
+import { Daemon } from '../test/helpers/daemon.js';
+import { waitFor, within } from '../test/helpers/wait.js';
 import { median, round } from './stats.js';
 
-const TEND = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 const WORKERS = 3;
 const PASS_MS = 5000;
 
-function env(dataDir: string, extra: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TEND_')) out[k] = v;
-  return { ...out, TEND_DATA_DIR: dataDir, ...extra };
-}
-
-async function until<T>(fn: () => T, timeoutMs: number, what: string, everyMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = fn();
-      if (v) return v as NonNullable<T>;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > deadline) throw new Error(`bench pool: timed out waiting for ${what}`);
-    await delay(everyMs);
-  }
-}
-
-function readJson<T>(file: string): T | null {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
-  } catch {
-    return null;
-  }
-}
-
-interface Procs {
-  all: ChildProcess[];
-}
-
-function start(procs: Procs, args: string[], e: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [TEND, ...args], { env: e, stdio: ['ignore', 'ignore', 'ignore'] });
-  procs.all.push(child);
+/** A `tend worker` as our child, tracked like the daemon. */
+function startWorker(args: string[], dataDir: string, extra: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [TEND, 'worker', ...args], { env: childEnv(dataDir, extra), stdio: 'ignore' });
+  track(child.pid!);
   return child;
 }
 
-async function stopAll(procs: Procs): Promise<void> {
-  const exits = procs.all.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise<void>((r) => c.once('exit', () => r())));
-  for (const c of procs.all) c.kill('SIGTERM');
-  await Promise.race([Promise.all(exits), delay(15_000)]);
-  for (const c of procs.all) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+/** SIGTERM the workers and the daemon and wait for them; whatever lingers past 15 s is killed. */
+async function stopAll(daemon: Daemon, workers: ChildProcess[]): Promise<void> {
+  const exits = workers.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise<void>((r) => c.once('exit', () => r())));
+  for (const c of workers) c.kill('SIGTERM');
+  await Promise.all([within(Promise.all(exits), 15_000, 'the workers to exit').catch(() => undefined), daemon.stop().catch(() => undefined)]);
+  await killTracked();
 }
 
 interface Result {
@@ -75,18 +46,16 @@ interface Result {
 
 /** A daemon (and `workers` workers with `slots` each, if any); `total` jobs; seconds to the last one's end. */
 async function measure(total: number, mode: 'remote' | 'in-process', slots: number): Promise<Result> {
-  const root = mkdtempSync(join(os.tmpdir(), `tend-bench-pool-${mode}-`));
+  const box = scratch(`tend-bench-pool-${mode}-`);
+  const root = box.dir;
   const dataDir = join(root, 'data');
   mkdirSync(dataDir);
-  const procs: Procs = { all: [] };
+  const batchSlots = mode === 'remote' ? 0 : slots * WORKERS;
+  const daemon = new Daemon(dataDir, { TEND_DAEMON_INTERVAL_MS: String(PASS_MS), TEND_BATCH_SLOTS: String(batchSlots), TEND_MAX_PARALLEL: String(Math.max(8, batchSlots)) }, ['--quiet']);
+  const workers: ChildProcess[] = [];
   try {
-    const batchSlots = mode === 'remote' ? 0 : slots * WORKERS;
-    const daemon = start(procs, ['daemon', 'run', '--quiet'], env(dataDir, { TEND_DAEMON_INTERVAL_MS: String(PASS_MS), TEND_BATCH_SLOTS: String(batchSlots), TEND_MAX_PARALLEL: String(Math.max(8, batchSlots)) }));
-    const api = await until(() => {
-      const s = readJson<{ pid: number; lastPass: unknown }>(join(dataDir, 'daemon.state.json'));
-      const a = readJson<{ url: string; pid: number }>(join(dataDir, 'api.json'));
-      return s && s.pid === daemon.pid && s.lastPass !== null && a?.pid === daemon.pid ? a : null;
-    }, 30_000, 'the daemon');
+    await daemon.ready();
+    const api = await daemon.serving();
 
     const db = new Database(join(dataDir, 'tend.db'), { readonly: true, fileMustExist: true });
     try {
@@ -94,12 +63,11 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
         const since = Date.now();
         for (let i = 1; i <= WORKERS; i++) {
           const computer = `bench@w${i}`;
-          const r = spawnSync(process.execPath, [TEND, 'worker', 'token', computer], { env: env(dataDir, {}), encoding: 'utf8' });
-          if (r.status !== 0) throw new Error(`tend worker token: ${r.stderr}`);
-          start(procs, ['worker', '--server', api.url, '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `w${i}`)], env(join(root, `w${i}`), { TEND_WORKER_TOKEN: r.stdout.trim() }));
+          const token = tendOk<string>(dataDir, ['worker', 'token', computer]).trim();
+          workers.push(startWorker(['--server', api.url, '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `w${i}`)], join(root, `w${i}`), { TEND_WORKER_TOKEN: token }));
         }
         const seen = db.prepare(`SELECT COUNT(*) FROM workers WHERE last_seen >= ?`).pluck();
-        await until(() => Number(seen.get(since)) === WORKERS, 30_000, 'the workers to connect');
+        await waitFor(() => Number(seen.get(since)) === WORKERS, 30_000, 'the workers to connect');
         // Each worker waits in both long polls (commands and jobs) before the clock starts.
         await delay(500);
       }
@@ -116,8 +84,8 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
         store.close();
       }
       // What `tend job post` does: ask the daemon for a pass now.
-      process.kill(daemon.pid!, 'SIGUSR2');
-      await until(() => Number(done.get()) === total, 600_000, `${total} jobs to end`, 5);
+      process.kill(daemon.pid, 'SIGUSR2');
+      await waitFor(() => Number(done.get()) === total, 600_000, `${total} jobs to end`, 5);
       const seconds = (performance.now() - t0) / 1000;
 
       const rows = db.prepare(`SELECT status, COALESCE(fetched_by, 'daemon') AS who, COUNT(*) AS n FROM jobs GROUP BY status, who`).all() as { status: string; who: string; n: number }[];
@@ -129,8 +97,8 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
       db.close();
     }
   } finally {
-    await stopAll(procs);
-    rmSync(root, { recursive: true, force: true });
+    await stopAll(daemon, workers);
+    box.remove();
   }
 }
 

@@ -7,16 +7,15 @@
 // (b) scrolling the virtualised list: scrollTop set from requestAnimationFrame for ~3 s while every
 //     frame's interval is recorded in the page; a steady scroll and a fling through the whole list.
 // The routines are addressed to a computer this daemon does not run, so nothing starts.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { stringify } from 'yaml';
+import { killTracked, scratch, tendOk } from '../test/helpers/cli.js';
+import { Daemon } from '../test/helpers/daemon.js';
 import { median, percentile, round } from './stats.js';
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'main', 'cli', 'tend.js');
 const N = 5000;
 const CHROMIUM = process.env.TEND_BENCH_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -127,16 +126,6 @@ interface PageTimings {
   sub: string | null;
 }
 
-async function until<T>(what: string, fn: () => T | null | undefined, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const r1 = (x: number | null | undefined): number | null => (x === null || x === undefined || !Number.isFinite(x) ? null : round(x, 1));
 const med = (xs: (number | null)[]): number | null => {
   const v = xs.filter((x): x is number => x !== null && Number.isFinite(x));
@@ -217,43 +206,23 @@ function frameStats(runs: ScrollRun[]) {
 }
 
 export async function benchUi() {
-  const root = mkdtempSync(join(os.tmpdir(), 'tend-bench-ui-'));
+  const box = scratch('tend-bench-ui-');
+  const root = box.dir;
   const dir = join(root, 'data');
   mkdirSync(dir);
-  const env = { ...process.env, TEND_DATA_DIR: dir, TEND_DAEMON_INTERVAL_MS: '1000', TEND_API_PORT: '0' };
-  let child: ChildProcess | null = null;
+  let daemon: Daemon | null = null;
   let browser: Browser | null = null;
-  let output = '';
   try {
     const routines = Array.from({ length: N }, (_, i) => ({ id: `bench@farm:ui/r${String(i).padStart(4, '0')}`, command: '/bin/true', cron: `${i % 60} ${i % 24} * * *`, tz: 'UTC' }));
     const file = join(root, 'ui.yaml');
     writeFileSync(file, stringify({ schedule: 'bench-ui', routines }));
     const ti = performance.now();
-    execFileSync(process.execPath, [CLI, 'schedule', 'import', file], { env, stdio: 'ignore' });
+    tendOk(dir, ['schedule', 'import', file]);
     const importMs = performance.now() - ti;
 
-    const daemon = spawn(process.execPath, [CLI, 'daemon', 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child = daemon;
-    daemon.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-    daemon.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-    const apiFile = join(dir, 'api.json');
-    const { url, token } = await until('the daemon to write api.json', () => {
-      if (daemon.exitCode !== null) throw new Error(`daemon exited ${daemon.exitCode}:\n${output}`);
-      if (!existsSync(apiFile)) return null;
-      try {
-        return JSON.parse(readFileSync(apiFile, 'utf8')) as { url: string; token: string };
-      } catch {
-        return null;
-      }
-    });
-    await until('a first pass', () => {
-      try {
-        return JSON.parse(readFileSync(join(dir, 'daemon.state.json'), 'utf8')).lastPass ? true : null;
-      } catch {
-        return null;
-      }
-    });
-    await new Promise((r) => setTimeout(r, 2000)); // settle after start
+    daemon = await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '1000', TEND_API_PORT: '0' }).ready(60_000);
+    const { url, token } = await daemon.serving(60_000);
+    await delay(2000); // settle after start
 
     // The list request from Node: server time plus localhost HTTP, no browser.
     const auth = { authorization: `Bearer ${token}` };
@@ -349,13 +318,8 @@ export async function benchUi() {
     };
   } finally {
     if (browser) await browser.close().catch(() => undefined);
-    const d = child;
-    if (d && d.exitCode === null && d.signalCode === null) {
-      const exited = new Promise((r) => d.once('exit', r));
-      d.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (d.exitCode === null && d.signalCode === null) d.kill('SIGKILL');
-    }
-    rmSync(root, { recursive: true, force: true });
+    await daemon?.stop(5000).catch(() => undefined);
+    await killTracked();
+    box.remove();
   }
 }
