@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { Engine } from '../main/engine/engine.js';
 import { buildEngine } from '../main/engine/host/build-engine.js';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { median, round } from './stats.js';

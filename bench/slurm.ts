@@ -15,7 +15,6 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Engine } from '../main/engine/engine.js';
 import { buildEngine } from '../main/engine/host/build-engine.js';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { median, round } from './stats.js';

@@ -4,7 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { paths } from '../../main/engine/datadir.js';
-import { Daemon, scratch, useDaemonBox } from './harness.js';
+import { scratch } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);
