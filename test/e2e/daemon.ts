@@ -63,7 +63,7 @@ export async function startDaemon(): Promise<Daemon> {
     return r.value;
   }
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     const r = await tendAsync(dataDir, args, env);
     return { ...r, code: r.code ?? -1 };
   }
