@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { sse } from '../api/harness.js';
 import { waitFor } from '../helpers/wait.js';
-import { Daemon, scratch, useDaemonBox } from './harness.js';
+import { scratch } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
 
 let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);
