@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readApiFile, writeApiFile } from '../../main/engine/api/auth.js';
 import { waitFor } from '../helpers/wait.js';
 import { killTracked, scratch, tend, tendOk } from '../helpers/cli.js';
 import { Daemon } from '../helpers/daemon.js';
@@ -255,6 +256,16 @@ describe('tend mcp --allow-actions', () => {
       const unknown = await s.call('run_routine', { id: 'no/such' });
       expect(unknown.isError).toBe(true);
       expect(unknown.text).toContain('not found');
+      // The daemon's own code, not one guessed for it (a refused token used to come back UNAVAILABLE).
+      const api = readApiFile(dir)!;
+      writeApiFile(dir, { ...api, token: 'not-the-token' });
+      try {
+        const refused = await s.call('run_routine', { id: 'talk' });
+        expect(refused.isError).toBe(true);
+        expect(refused.text).toBe('UNAUTHORIZED: missing or wrong bearer token');
+      } finally {
+        writeApiFile(dir, api);
+      }
     } finally {
       await s.close();
     }

@@ -13,6 +13,7 @@ import { checkIntegrity } from '../store/integrity.js';
 import { doctor } from '../daemon/doctor.js';
 import { daemonStatus } from '../daemon/status.js';
 import { expandRoutineId, ROUTINE_ID } from '../domain/schema.js';
+import { ApiError } from '../../../contract/api-error.js';
 import { errorMessage, TendError } from '../errors.js';
 import { JobInputSchema } from '../ops/jobs.js';
 import type { Settings } from '../settings.js';
@@ -65,9 +66,12 @@ function text(value: unknown, summary?: string): CallToolResult {
 }
 
 function failure(err: unknown): CallToolResult {
-  const e = err as TendError;
-  const issues = e instanceof TendError && e.issues.length ? `\n${e.issues.map((i) => `- ${i.path ? `argument ${i.path}: ` : ''}${i.message}`).join('\n')}` : '';
-  const code = e instanceof TendError ? `${e.code}: ` : '';
+  // Ours (arguments checked here) or the daemon's (an action refused): both keep code and issues.
+  const e = err instanceof TendError || err instanceof ApiError ? err : null;
+  // The daemon's message for bad input already is its issues, joined: not said twice.
+  const listed = e?.issues.filter((i) => !e.message.includes(i.message)) ?? [];
+  const issues = listed.length ? `\n${listed.map((i) => `- ${i.path ? `argument ${i.path}: ` : ''}${i.message}`).join('\n')}` : '';
+  const code = e ? `${e.code}: ` : '';
   return { content: [{ type: 'text', text: `${code}${errorMessage(err)}${issues}` }], isError: true };
 }
 
