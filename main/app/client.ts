@@ -8,7 +8,8 @@ import { dispatch, makeMethods } from '../engine/api/methods.js';
 import type { Engine } from '../engine/engine.js';
 import type { PassReport } from '../engine/scheduler/context.js';
 import type { EventRow } from '../engine/store/events.js';
-import { TendError, errorMessage, type Issue } from '../engine/errors.js';
+import { TendError, errorMessage } from '../engine/errors.js';
+import type { Result, ResultError } from '../../preload/contract.js';
 
 export interface TendClient {
   readonly kind: 'engine' | 'attached';
@@ -19,16 +20,13 @@ export interface TendClient {
   close(): void;
 }
 
-export interface ResultError {
-  code: string;
-  message: string;
-  issues?: Issue[];
-}
-export type CallResult = { ok: true; value: unknown } | { ok: false; error: ResultError };
+/** What crosses IPC: the contract's result. */
+export type CallResult = Result<unknown>;
 
 /** Errors as values: what crosses IPC (Electron mangles thrown errors). */
 export function toResult(err: unknown): { ok: false; error: ResultError } {
-  if (err instanceof TendError || err instanceof ApiError) {
+  if (err instanceof ApiError) return { ok: false, error: err.toResultError() };
+  if (err instanceof TendError) {
     return { ok: false, error: err.issues.length ? { code: err.code, message: err.message, issues: err.issues } : { code: err.code, message: err.message } };
   }
   return { ok: false, error: { code: 'INTERNAL', message: errorMessage(err) } };
