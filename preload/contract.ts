@@ -4,9 +4,12 @@
 // (main/engine/api/methods.ts) at every boundary, results are what `makeMethods` returns.
 //
 // Transports implementing it:
-// - HTTP + server-sent events (browser mode): renderer/src/api/http.ts
+// - HTTP + server-sent events (browser mode): renderer/src/api/http.ts, over the API's one client
+//   (contract/api-client.ts), which the app attached to a daemon, the remote worker and MCP use too
 // - Electron IPC: main registers one `handle(channel, fn)` per channel; preload exposes a
 //   `TendBridge` as `window.tend` (one method per channel, plus `on`); renderer/src/api/ipc.ts.
+// The worker protocol (what `tend worker` and `tend report` send and are answered), with the
+// schemas both sides validate with: contract/worker-protocol.ts.
 import type { z } from 'zod';
 import type { Channel, ROUTES } from '../main/engine/api/routes.js';
 import type { INPUTS, Methods } from '../main/engine/api/methods.js';
