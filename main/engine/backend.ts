@@ -123,6 +123,11 @@ export interface Backend {
   readManifest(runDir: string): Manifest | null | Promise<Manifest | null>;
 }
 
+/** Backends by name (made when first asked for, where the owner makes them so). */
+export interface BackendLookup {
+  get(name: string): Backend | undefined;
+}
+
 /** Success means exit code 0 and no reason recorded against it. */
 export function isSuccess(outcome: Outcome): boolean {
   return outcome.exitCode === 0 && outcome.signal === null && outcome.reason === null;

@@ -127,7 +127,7 @@ export class Engine {
     });
     this.control = {
       store: this.store,
-      backends: this.backends,
+      backends: this.scheduler.ctx.backends,
       now: () => this.clock.now(),
       killGraceMs: opts.killGraceMs,
       commandTtlMs: s.commandTtlMs,

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSlurmRecord } from '../../worker/slurm/index.js';
+import { tendOk } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { COMPUTER, EngineHarness, lines } from '../helpers/engine-harness.js';
 import { cancelJobsUnder, ensureCluster, FIXTURES, HAVE_SLURM, lockCluster, SKIP_MESSAGE, slurm } from './helpers.js';
@@ -82,5 +83,15 @@ describe.runIf(HAVE_SLURM)('Slurm backend under the engine', () => {
     expect(got[2]!.reason).toMatch(/^exit 3 \(Slurm job \d+ FAILED\)$/);
     expect(got[3]!.reason).toMatch(new RegExp(`dependency job ${s3.id}`));
     expect(lines(marker)).toEqual([]);
+  }, 120_000);
+
+  it('tend job cancel stops a running Slurm job through the Slurm backend (the CLI had only the local one)', async () => {
+    const j = h.post({ command: '/bin/sleep', args: ['600'], backend: 'slurm', computer: COMPUTER });
+    await waitFor(() => h.job(j.id).status === 'RUNNING', 60_000, 'the Slurm job to run');
+    const slurmId = readSlurmRecord(h.job(j.id).runDir!)!.jobId;
+    tendOk(h.dir, ['job', 'cancel', String(j.id)], { TEND_KILL_GRACE_MS: '1000' });
+    expect(h.job(j.id).status).toBe('CANCEL');
+    const state = () => /JobState=(\w+)/.exec(slurm('scontrol', ['--oneliner', 'show', 'job', slurmId]))?.[1] ?? null;
+    await waitFor(() => !['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING'].includes(state() ?? ''), 30_000, `Slurm job ${slurmId} to end`);
   }, 120_000);
 });

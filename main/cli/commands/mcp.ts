@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Store } from '../../engine/store/store.js';
 import { action, cliSettings, dataDirPath } from '../io.js';
 
 export function register(program: Command): void {
@@ -8,7 +9,7 @@ export function register(program: Command): void {
     .option('--allow-actions', 'also offer action tools (run, restart, stop, pause, resume, post and cancel jobs), carried out by the running daemon')
     .action(
       action(async (o: { allowActions?: boolean }) => {
-        const [{ runMcpStdio }, { readingBackends }, { runFiles }] = await Promise.all([
+        const [{ runMcpStdio }, { standaloneBackends }, { runFiles }] = await Promise.all([
           import('../../engine/mcp/stdio.js'),
           import('../../engine/host/backends.js'),
           import('../../engine/run-files.js'),
@@ -16,7 +17,11 @@ export function register(program: Command): void {
         const dataDir = await dataDirPath();
         const settings = await cliSettings();
         // Each run's output is read through the backend that ran it, as the daemon reads it.
-        await runMcpStdio({ dataDir, allowActions: !!o.allowActions, settings, runFiles: (store) => runFiles(readingBackends(dataDir, store, settings)) });
+        const filesOver = (store: Store) => {
+          const backends = standaloneBackends(dataDir, store, settings);
+          return runFiles((name) => backends.get(name));
+        };
+        await runMcpStdio({ dataDir, allowActions: !!o.allowActions, settings, runFiles: filesOver });
       }),
     );
 }

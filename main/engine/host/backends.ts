@@ -6,7 +6,7 @@ import { followLog, tailLog } from '../../../worker/jobdir/logs.js';
 import { createLocalBackend, type LocalBackendOptions } from '../../../worker/local/local-backend.js';
 import type { WaiterTools } from '../../../worker/local/tools.js';
 import { createSlurmBackend, type SlurmBackendOptions } from '../../../worker/slurm/slurm-backend.js';
-import type { Backend } from '../backend.js';
+import type { Backend, BackendLookup } from '../backend.js';
 import { systemClock } from '../clock.js';
 import type { BackendHooks, Backends } from '../engine.js';
 import { createPoolBackend } from '../pool/pool-backend.js';
@@ -49,17 +49,20 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
 }
 
 /**
- * The standard backends of a process that reads what the owner runs but runs nothing itself
- * (`tend mcp`): for reading logs through the backend of each run. Creating them starts nothing.
+ * The standard backends of a process that does not run the engine (the CLI's one-click
+ * operations, `tend mcp`): through them it stops what any backend started and reads runs' files.
+ * Creating them starts nothing; they launch nothing here.
  */
-export function readingBackends(dataDir: string, store: Store, settings: Settings): (name: string) => Backend | undefined {
-  const { named, create } = standardBackends()({ dataDir, store, clock: systemClock, killGraceMs: 10_000, settings, exited: () => undefined, wakeWorker: () => undefined });
-  return (name) => {
-    let b = named.get(name);
-    if (!b && create) {
-      b = create(name);
-      if (b) named.set(name, b);
-    }
-    return b;
+export function standaloneBackends(dataDir: string, store: Store, settings: Settings): BackendLookup {
+  const { named, create } = standardBackends()({ dataDir, store, clock: systemClock, killGraceMs: settings.killGraceMs, settings, exited: () => undefined, wakeWorker: () => undefined });
+  return {
+    get(name) {
+      let b = named.get(name);
+      if (!b && create) {
+        b = create(name);
+        if (b) named.set(name, b);
+      }
+      return b;
+    },
   };
 }

@@ -1,7 +1,7 @@
 // One-click operations: run now, stop, restart, cancel a job. The UI's buttons, the CLI and the
 // HTTP API call these. Stopping goes through the backend with the durable handle from the
 // ledger, so any process on this host can stop a job, whoever launched it.
-import type { Backend } from '../backend.js';
+import type { BackendLookup } from '../backend.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound, TendError } from '../errors.js';
 import { newRun } from '../domain/run.js';
@@ -10,7 +10,8 @@ import type { Store } from '../store/store.js';
 
 export interface ControlDeps {
   store: Store;
-  backends: Map<string, Backend>;
+  /** Every backend a ledger entry may name (local, slurm, pool:<computer>). */
+  backends: BackendLookup;
   now: () => number;
   killGraceMs: number;
   /** A command to a remote worker expires this long after it is queued (Settings.commandTtlMs). */
