@@ -5,33 +5,24 @@
 // wake-ups (exit nudges, long polls answered at once), never on a poll interval.
 // TEND_BENCH_POOL_JOBS (300), TEND_BENCH_POOL_SLOTS (N, 4), TEND_BENCH_POOL_ROUNDS (2).
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { postJob } from '../main/engine/ops/jobs.js';
 import { Store } from '../main/engine/store/store.js';
-import { childEnv, killTracked, scratch, TEND, tendOk, track } from '../test/helpers/cli.js';
+import { killTracked, scratch, tendOk } from '../test/helpers/cli.js';
 import { Daemon } from '../test/helpers/daemon.js';
 import { waitFor, within } from '../test/helpers/wait.js';
+import { Worker } from '../test/helpers/worker.js';
 import { median, round } from './stats.js';
 
 const WORKERS = 3;
 const PASS_MS = 5000;
 
-/** A `tend worker` as our child, tracked like the daemon. */
-function startWorker(args: string[], dataDir: string, extra: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [TEND, 'worker', ...args], { env: childEnv(dataDir, extra), stdio: 'ignore' });
-  track(child.pid!);
-  return child;
-}
-
 /** SIGTERM the workers and the daemon and wait for them; whatever lingers past 15 s is killed. */
-async function stopAll(daemon: Daemon, workers: ChildProcess[]): Promise<void> {
-  const exits = workers.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => new Promise<void>((r) => c.once('exit', () => r())));
-  for (const c of workers) c.kill('SIGTERM');
-  await Promise.all([within(Promise.all(exits), 15_000, 'the workers to exit').catch(() => undefined), daemon.stop().catch(() => undefined)]);
+async function stopAll(daemon: Daemon, workers: Worker[]): Promise<void> {
+  await Promise.all([within(Promise.all(workers.map((w) => w.kill('SIGTERM'))), 15_000, 'the workers to exit').catch(() => undefined), daemon.stop().catch(() => undefined)]);
   await killTracked();
 }
 
@@ -52,7 +43,7 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
   mkdirSync(dataDir);
   const batchSlots = mode === 'remote' ? 0 : slots * WORKERS;
   const daemon = new Daemon(dataDir, { TEND_DAEMON_INTERVAL_MS: String(PASS_MS), TEND_BATCH_SLOTS: String(batchSlots), TEND_MAX_PARALLEL: String(Math.max(8, batchSlots)) }, ['--quiet']);
-  const workers: ChildProcess[] = [];
+  const workers: Worker[] = [];
   try {
     await daemon.ready();
     const api = await daemon.serving();
@@ -64,7 +55,7 @@ async function measure(total: number, mode: 'remote' | 'in-process', slots: numb
         for (let i = 1; i <= WORKERS; i++) {
           const computer = `bench@w${i}`;
           const token = tendOk<string>(dataDir, ['worker', 'token', computer]).trim();
-          workers.push(startWorker(['--server', api.url, '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `w${i}`)], join(root, `w${i}`), { TEND_WORKER_TOKEN: token }));
+          workers.push(new Worker(computer, join(root, `w${i}`), () => api.url, token, slots).start());
         }
         const seen = db.prepare(`SELECT COUNT(*) FROM workers WHERE last_seen >= ?`).pluck();
         await waitFor(() => Number(seen.get(since)) === WORKERS, 30_000, 'the workers to connect');

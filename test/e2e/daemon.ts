@@ -1,14 +1,15 @@
 // A real `tend daemon run` for a spec file: its own data dir, a fast pass, the HTTP API, and
 // the built renderer served at the API address (browser mode).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { buildRequest, type Channel } from '../../main/engine/api/routes.js';
 import type { Args, Result, Ret } from '../../preload/contract.js';
-import { childEnv, TEND, tendAsync, track } from '../helpers/cli.js';
+import { tendAsync } from '../helpers/cli.js';
 import { Daemon as TendDaemon } from '../helpers/daemon.js';
+import { within } from '../helpers/wait.js';
+import { Worker } from '../helpers/worker.js';
 
 export { TEND } from '../helpers/cli.js';
 
@@ -43,7 +44,7 @@ export async function startDaemon(): Promise<Daemon> {
   mkdirSync(work, { recursive: true });
   // The daemon keeps the zone of this machine (and of the browser), not the UTC other tests pin.
   const env = { TEND_DAEMON_INTERVAL_MS: '200', TEND_API_PORT: '0', TZ: Intl.DateTimeFormat().resolvedOptions().timeZone };
-  const workers: ChildProcess[] = [];
+  const workers: Worker[] = [];
   const daemon = new TendDaemon(dataDir, env);
   const { url, token } = await daemon.serving();
 
@@ -89,14 +90,11 @@ export async function startDaemon(): Promise<Daemon> {
     async worker(computer, slots) {
       const issued = await cli(['worker', 'token', computer]);
       if (issued.code !== 0) throw new Error(`worker token: ${issued.stderr}`);
-      const agent = spawn(process.execPath, [TEND, 'worker', '--server', url, '--token', issued.stdout.trim(), '--computer', computer, '--batchjobs', String(slots), '--data-dir', join(root, `worker-${computer}`)], { env: childEnv(dataDir, env), stdio: 'ignore' });
-      track(agent.pid!);
-      const gone = new Promise<void>((r) => agent.once('exit', () => r()));
+      const agent = new Worker(computer, join(root, `worker-${computer}`), () => url, issued.stdout.trim(), slots).start();
       workers.push(agent);
       return {
         async stop() {
-          if (agent.exitCode === null) agent.kill('SIGTERM');
-          await Promise.race([gone, new Promise((r) => setTimeout(r, 5000))]);
+          await within(agent.kill('SIGTERM'), 5000, `worker ${computer} to exit`).catch(() => undefined);
         },
       };
     },
@@ -104,7 +102,7 @@ export async function startDaemon(): Promise<Daemon> {
     async stop() {
       // Realtime routines and jobs outlive the daemon by design: stop what this test started,
       // through the daemon (it signals each one's process group by its recorded pid).
-      for (const w of workers) if (w.exitCode === null) w.kill('SIGTERM');
+      for (const w of workers) if (w.running) void w.kill('SIGTERM');
       if (!daemon.exit) {
         try {
           for (const r of await api('routines.list', {})) if (r.lastRun && ['PENDING', 'DELAYED', 'STARTING', 'RUNNING'].includes(r.lastRun.status)) await apiResult('routines.stop', { id: r.id });

@@ -2,24 +2,19 @@
 // processes, each with a data dir of its own, talking HTTP. State is read from the daemon's SQLite
 // file (read-only); every wait has a deadline; every process is killed by its pid afterwards.
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { alive, childEnv, procStartTime, REPO, TEND, tend, tendAsync, tendOk, track } from '../helpers/cli.js';
+import { alive, procStartTime, REPO, tend, tendAsync, tendOk } from '../helpers/cli.js';
 import { Daemon, type ApiFile } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
+import { runDirsUnder, Worker } from '../helpers/worker.js';
 
 export { alive, assertBuilt, childEnv, killTracked, procStartTime, REPO, scratch, TEND, tend, tendAsync, tendOk, track, type CliResult } from '../helpers/cli.js';
 export { readState } from '../helpers/daemon.js';
 export { waitFor } from '../helpers/wait.js';
+export { runDirsUnder, Worker, type Exit } from '../helpers/worker.js';
 export const POOL_FIXTURES = join(REPO, 'test', 'pool', 'fixtures');
-
-/** How a worker process ended. */
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
 
 /** A TCP port nobody listens on right now (a restarted daemon must come back on the same address). */
 export async function freePort(): Promise<number> {
@@ -139,79 +134,6 @@ export class Db {
     this.db?.close();
     this.db = null;
   }
-}
-
-/** `tend worker …` as our child, with a data dir of its own. */
-export class Worker {
-  child: ChildProcess | null = null;
-  exited: Promise<Exit> = Promise.resolve({ code: null, signal: null });
-  exit: Exit | null = null;
-  log = '';
-  starts = 0;
-
-  constructor(
-    readonly computer: string,
-    readonly dataDir: string,
-    readonly server: () => string,
-    readonly token: string,
-    readonly batchjobs: number,
-    readonly env: Record<string, string> = {},
-  ) {}
-
-  /** The short name jobs see in $POOL_WORKER (the host part of the computer). */
-  get name(): string {
-    return this.computer.split('@')[1]!;
-  }
-
-  start(): this {
-    mkdirSync(this.dataDir, { recursive: true });
-    const args = [TEND, 'worker', '--server', this.server(), '--computer', this.computer, '--batchjobs', String(this.batchjobs), '--data-dir', this.dataDir];
-    const child = spawn(process.execPath, args, {
-      cwd: REPO,
-      env: childEnv(this.dataDir, { TEND_WORKER_TOKEN: this.token, POOL_WORKER: this.name, ...this.env }),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    this.child = child;
-    this.starts++;
-    this.exit = null;
-    track(child.pid!);
-    child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.log += s));
-    this.exited = new Promise((resolve) =>
-      child.on('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      }),
-    );
-    return this;
-  }
-
-  get pid(): number {
-    return this.child!.pid!;
-  }
-
-  get running(): boolean {
-    return this.child !== null && this.exit === null;
-  }
-
-  /** Signal it and wait until it is gone. */
-  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
-    if (!this.running) return this.exit ?? { code: null, signal: null };
-    this.child!.kill(signal);
-    return this.exited;
-  }
-
-  /** Job directories under this worker's data dir: runId → path. */
-  runDirs(): Map<string, string> {
-    return runDirsUnder(this.dataDir);
-  }
-}
-
-export function runDirsUnder(dataDir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const root = join(dataDir, 'runs');
-  if (!existsSync(root)) return out;
-  for (const day of readdirSync(root)) for (const id of readdirSync(join(root, day))) out.set(id, join(root, day, id));
-  return out;
 }
 
 export interface PoolOptions {
