@@ -62,8 +62,12 @@ export function createApi(o: ApiOptions): Api {
   };
   const prefix = (what: string | undefined) => (what ? `${what}: ` : '');
 
-  /** One controller per request: Node 20's fetch leaves a listener on a signal shared by many requests. */
-  async function send(method: string, path: string, init: { body?: unknown; accept?: string; timeout: boolean }, ro: RequestOptions): Promise<Response> {
+  /**
+   * One exchange: fetch, then `read` the answer, both under the caller's signal and the timeout
+   * (an answer whose body stalls times out too). One controller per request: Node 20's fetch
+   * leaves a listener on a signal shared by many requests.
+   */
+  async function exchange<R>(method: string, path: string, init: { body?: unknown; accept?: string; timeout: boolean }, ro: RequestOptions, read: (res: Response) => Promise<R>): Promise<R> {
     const own = new AbortController();
     const abort = () => own.abort(ro.signal?.reason);
     if (ro.signal?.aborted) abort();
@@ -74,13 +78,22 @@ export function createApi(o: ApiOptions): Api {
     const extra: Record<string, string> = {};
     if (init.body !== undefined) extra['content-type'] = 'application/json';
     if (init.accept) extra['accept'] = init.accept;
+    const unanswered = (reason: string) => new ApiError('NETWORK', `${prefix(ro.what)}no answer from ${where} (${reason})${o.unreachableHint ? `: ${o.unreachableHint}` : ''}`);
     try {
-      return await doFetch(root + path, { method, headers: headers(extra), body: init.body !== undefined ? JSON.stringify(init.body) : undefined, signal: own.signal });
-    } catch (err) {
-      // The caller gave up: not a failure of the daemon.
-      if (ro.signal?.aborted) throw err;
-      const reason = timedOut ? `no answer within ${ms} ms` : networkReason(err);
-      throw new ApiError('NETWORK', `${prefix(ro.what)}no answer from ${where} (${reason})${o.unreachableHint ? `: ${o.unreachableHint}` : ''}`);
+      let res: Response;
+      try {
+        res = await doFetch(root + path, { method, headers: headers(extra), body: init.body !== undefined ? JSON.stringify(init.body) : undefined, signal: own.signal });
+      } catch (err) {
+        // The caller gave up: not a failure of the daemon.
+        if (ro.signal?.aborted) throw err;
+        throw unanswered(timedOut ? `no answer within ${ms} ms` : networkReason(err));
+      }
+      try {
+        return await read(res);
+      } catch (err) {
+        if (timedOut && !ro.signal?.aborted) throw unanswered(`the answer did not arrive within ${ms} ms`);
+        throw err;
+      }
     } finally {
       clearTimeout(timer);
       ro.signal?.removeEventListener('abort', abort);
@@ -101,16 +114,17 @@ export function createApi(o: ApiOptions): Api {
   }
 
   async function request<T>(method: string, path: string, body?: unknown, ro: RequestOptions = {}): Promise<T> {
-    const res = await send(method, path, { body: method === 'GET' ? undefined : body, timeout: true }, ro);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(await res.text());
-    } catch (err) {
-      if (ro.signal?.aborted) throw err;
-      throw notJson(res.status, ro.what);
-    }
-    if (typeof parsed === 'object' && parsed !== null && (parsed as { ok?: unknown }).ok === true) return (parsed as { value: T }).value;
-    throw refusal(res.status, parsed, ro.what);
+    return exchange(method, path, { body: method === 'GET' ? undefined : body, timeout: true }, ro, async (res) => {
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw notJson(res.status, ro.what);
+      }
+      if (typeof parsed === 'object' && parsed !== null && (parsed as { ok?: unknown }).ok === true) return (parsed as { value: T }).value;
+      throw refusal(res.status, parsed, ro.what);
+    });
   }
 
   async function call<C extends Channel>(channel: C, args: Args<C>, ro?: RequestOptions): Promise<Ret<C>> {
@@ -130,19 +144,21 @@ export function createApi(o: ApiOptions): Api {
       }
     },
     async stream(path, onMessage, ro = {}) {
-      const res = await send('GET', path, { accept: 'text/event-stream', timeout: false }, ro);
-      if (!res.ok) {
-        let body: unknown = null;
-        try {
-          body = JSON.parse(await res.text());
-        } catch {
-          /* not JSON: the status says enough */
+      // No timeout: a stream stays open for as long as the caller reads it.
+      await exchange('GET', path, { accept: 'text/event-stream', timeout: false }, ro, async (res) => {
+        if (!res.ok) {
+          let body: unknown = null;
+          try {
+            body = JSON.parse(await res.text());
+          } catch {
+            /* not JSON: the status says enough */
+          }
+          throw refusal(res.status, body, ro.what);
         }
-        throw refusal(res.status, body, ro.what);
-      }
-      if (!res.body) throw new ApiError('INTERNAL', `${prefix(ro.what)}${where} answered HTTP ${res.status} without a body`, [], res.status);
-      ro.onOpen?.();
-      await readSse(res.body, onMessage, ro.signal);
+        if (!res.body) throw new ApiError('INTERNAL', `${prefix(ro.what)}${where} answered HTTP ${res.status} without a body`, [], res.status);
+        ro.onOpen?.();
+        await readSse(res.body, onMessage, ro.signal);
+      });
     },
   };
 }
