@@ -1,5 +1,5 @@
 // A run's files (its output, its manifest) are read through the backend that ran it, never from a
-// path here: the API's log, follow and run view, and the MCP tools. A real engine and API over a TestBackend whose job directories
+// path here: the API's log, follow and run view, the MCP tools and `tend logs`. A real engine and API over a TestBackend whose job directories
 // do not exist on disk (a path read would find nothing), and the real pool backend for a worker's
 // run: read when the worker's directory is visible here, else said to stay on the worker.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { runLog } from '../../main/engine/mcp/read.js';
 import { saveRoutine } from '../../main/engine/ops/routines.js';
 import type { RunRow } from '../../main/engine/domain/types.js';
 import { baseManifest } from '../../worker/jobdir/jobdir.js';
+import { tend } from '../helpers/cli.js';
 import { TestBackend } from '../helpers/test-backend.js';
 import { call, sse } from './harness.js';
 
@@ -87,10 +88,16 @@ describe("a run's log", () => {
     expect(far.chunks).toBe('');
     expect(JSON.parse(far.end).reason).toMatch(`stays on worker ${WORKER}`);
 
+    // `tend logs --follow` likewise ends, saying where the output is, rather than waiting forever.
+    const cli = tend(dir, ['logs', run.id, '--follow']);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`stays on worker ${WORKER}`);
+
     // A worker on this machine (or a shared file system): its directory is read.
     mkdirSync(elsewhere, { recursive: true });
     writeFileSync(join(elsewhere, 'stdout.log'), 'from the worker\n');
     expect((await getLog(remote)).value.text).toBe('from the worker\n');
+    expect(tend(dir, ['logs', run.id]).stdout).toBe('from the worker\n');
     const shown = (await call(api.url, 'GET', `/api/runs/${encodeURIComponent(run.id)}`, { token: api.token })).json.value;
     expect(shown.manifest).toBeNull();
     expect(backend.output.size).toBe(0);

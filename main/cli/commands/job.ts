@@ -119,7 +119,7 @@ export function register(program: Command): void {
           return { j: found, secrets: secretsOf(s.jobs.get(found.id)) };
         });
         const { printLogs } = await import('./logs.js');
-        await printLogs({ runDir: j.runDir, label: `job ${j.id}`, stream: o.stream, tail: o.tail, follow: o.follow, secrets });
+        await printLogs({ backend: j.backend, runDir: j.runDir, label: `job ${j.id}`, stream: o.stream, tail: o.tail, follow: o.follow, secrets });
       }),
     );
 }

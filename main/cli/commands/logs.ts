@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { RunRow } from '../../engine/domain/types.js';
 import type { Store } from '../../engine/store/store.js';
-import { action, usage, withStore } from '../io.js';
+import { action, cliSettings, dataDirPath, usage, withStore } from '../io.js';
 
 /** The lines an external run sent with `tend report … log`, oldest first; null for a run Tend started. */
 function externalLog(store: Store, run: RunRow): string | null {
@@ -15,6 +15,8 @@ function externalLog(store: Store, run: RunRow): string | null {
 }
 
 export interface PrintLogsOptions {
+  /** Where the run's output is: the backend that ran it, and its job directory. */
+  backend: string | null;
   runDir: string | null;
   label: string;
   stream: string;
@@ -38,8 +40,9 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
     process.stderr.write(`tend: ${o.label} has not started yet: no output\n`);
     if (!o.follow) return;
   }
-  const [{ tailLog, followLog }, { maskText }, { maskFollowed }] = await Promise.all([
-    import('../../../worker/jobdir/logs.js'),
+  const [{ standaloneBackends }, { runFiles }, { maskText }, { maskFollowed }] = await Promise.all([
+    import('../../engine/host/backends.js'),
+    import('../../engine/run-files.js'),
     import('../../engine/mask.js'),
     import('../../engine/mask-stream.js'),
   ]);
@@ -50,21 +53,27 @@ export async function printLogs(o: PrintLogsOptions): Promise<void> {
     return lines === 0 ? '' : all.slice(-lines).join('\n') + (text.endsWith('\n') ? '\n' : '');
   };
   if (!o.runDir) return;
-  if (!o.follow) {
-    process.stdout.write(maskText(lastLines(tailLog(o.runDir, stream, TAIL_BYTES)), o.secrets));
-    return;
-  }
-  const stop = new AbortController();
-  const onSig = () => stop.abort();
-  process.once('SIGINT', onSig);
-  try {
-    // The tail and what follows come from one reader, so nothing written in between is lost.
-    // Ends by itself once the job is over and everything it wrote was read.
-    const chunks = followLog(o.runDir, stream, { signal: stop.signal, tailBytes: TAIL_BYTES, tailFilter: lastLines });
-    for await (const chunk of maskFollowed(chunks, o.secrets)) process.stdout.write(chunk);
-  } finally {
-    process.off('SIGINT', onSig);
-  }
+  const [dir, settings] = await Promise.all([dataDirPath(), cliSettings()]);
+  // Read through the backend that ran it, as the daemon reads it (a worker's run: on that host).
+  await withStore(async (store) => {
+    const backends = standaloneBackends(dir, store, settings);
+    const files = runFiles((name) => backends.get(name));
+    if (!o.follow) {
+      process.stdout.write(maskText(lastLines(await files.tail(o, stream, TAIL_BYTES)), o.secrets));
+      return;
+    }
+    const stop = new AbortController();
+    const onSig = () => stop.abort();
+    process.once('SIGINT', onSig);
+    try {
+      // The tail and what follows come from one reader, so nothing written in between is lost.
+      // Ends by itself once the job is over and everything it wrote was read.
+      const chunks = files.follow(o, stream, { signal: stop.signal, tailBytes: TAIL_BYTES, tailFilter: lastLines });
+      for await (const chunk of maskFollowed(chunks, o.secrets)) process.stdout.write(chunk);
+    } finally {
+      process.off('SIGINT', onSig);
+    }
+  });
 }
 
 export function register(program: Command): void {
@@ -101,6 +110,7 @@ export function register(program: Command): void {
           return;
         }
         await printLogs({
+          backend: run.backend,
           runDir: run.runDir,
           label: `run ${run.id}`,
           stream: o.stream,
