@@ -8,8 +8,15 @@
 // value that escaped them: a programming error that a test over that path meets. Refusing keeps
 // the log to what its readers (webhooks, notifier, UI) understand; a second behaviour for
 // production would be the one never tested.
-import { z } from 'zod';
+//
+// The shapes are functions of zod, built the first time an event is checked: reading the store
+// (`tend daemon status`) loads no validation library, writing to it does.
+import { createRequire } from 'node:module';
+import type { z } from 'zod';
 import type { Level } from '../store/events.js';
+
+type Zod = typeof z;
+type Shape = (z: Zod) => z.ZodType<Record<string, unknown>>;
 
 /**
  * What an event says about its routine, for those who tell people about it:
@@ -22,8 +29,8 @@ export type Trouble = 'error' | 'delayed' | 'restart';
 export interface EventSpec {
   /** The level it is written at unless the site says otherwise (a requeue after a lost worker is a warning). */
   level: Level;
-  /** Its `data`; `null`: it carries none. Data is optional even where there is a shape: a run that reported its own end (an external routine) has no exit status to give. */
-  data: z.ZodType<Record<string, unknown>> | null;
+  /** Its `data`, as a schema built from zod; `null`: it carries none. Data is optional even where there is a shape: a run that reported its own end (an external routine) has no exit status to give. */
+  data: Shape | null;
   trouble?: Trouble;
   /** A routine that was in trouble is fine again when this happens (webhooks announce it). */
   recovers?: true;
@@ -31,12 +38,12 @@ export interface EventSpec {
 
 // What a backend reports is typed, not range-checked: a refused event would roll back the settle
 // that records the end, and the run would be settled again every pass.
-const exit = z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable() });
-const quickDeaths = z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable(), quickDeaths: z.number().int().nonnegative() });
-const count = z.number().int().nonnegative();
-const delivery = z.strictObject({ deliveryId: z.number().int(), webhookId: z.number().int() });
+const exit = (z: Zod) => z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable() });
+const quickDeaths = (z: Zod) => z.strictObject({ exitCode: z.number().nullable(), signal: z.string().nullable(), quickDeaths: z.number().int().nonnegative() });
+const count = (z: Zod) => z.number().int().nonnegative();
+const delivery = (z: Zod) => z.strictObject({ deliveryId: z.number().int(), webhookId: z.number().int() });
 
-const integrity = z.strictObject({ ok: z.boolean(), problems: z.array(z.string()), ms: z.number(), previousPid: z.number().int() });
+const integrity = (z: Zod) => z.strictObject({ ok: z.boolean(), problems: z.array(z.string()), ms: z.number(), previousPid: z.number().int() });
 
 type Data = EventSpec['data'];
 const spec =
@@ -56,7 +63,7 @@ export const CATALOGUE = {
   'routine:crash-loop': { ...error(quickDeaths), trouble: 'error' },
   'routine:silent': { ...error(), trouble: 'error' },
 
-  'schedule:imported': info(z.strictObject({ schedule: z.string(), created: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unchanged: z.array(z.string()) })),
+  'schedule:imported': info((z) => z.strictObject({ schedule: z.string(), created: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unchanged: z.array(z.string()) })),
   'schedule:observe': info(),
   'schedule:active': info(),
 
@@ -93,10 +100,10 @@ export const CATALOGUE = {
   'backend:missing': error(),
   'backend:poll-failed': warn(),
 
-  'trigger:misfire': warn(z.strictObject({ missed: count, running: count, policy: z.string() })),
+  'trigger:misfire': warn((z) => z.strictObject({ missed: count(z), running: count(z), policy: z.string() })),
   'trigger:fault': error(),
   'lease:released': warn(),
-  'clock:jump': warn(z.strictObject({ driftMs: z.number().int() })),
+  'clock:jump': warn((z) => z.strictObject({ driftMs: z.number().int() })),
   'power:suspend': info(),
   'power:resume': info(),
 
@@ -105,7 +112,7 @@ export const CATALOGUE = {
   'submit:fault': error(),
   'api:fault': error(),
 
-  'history:pruned': info(z.strictObject({ at: z.number(), cutoff: z.number(), runs: count, jobs: count, events: count, commands: count, reports: count, dirs: count, more: z.boolean() })),
+  'history:pruned': info((z) => z.strictObject({ at: z.number(), cutoff: z.number(), runs: count(z), jobs: count(z), events: count(z), commands: count(z), reports: count(z), dirs: count(z), more: z.boolean() })),
   'history:failed': warn(),
   'store:checked': info(integrity),
   'store:damaged': error(integrity),
@@ -116,7 +123,7 @@ export const CATALOGUE = {
   'webhook:dropped': warn(delivery),
   'webhook:fault': error(),
 
-  'worker:forgotten': warn(z.strictObject({ computer: z.string(), runs: count, failedJobs: count, requeuedJobs: count, expiredCommands: count })),
+  'worker:forgotten': warn((z) => z.strictObject({ computer: z.string(), runs: count(z), failedJobs: count(z), requeuedJobs: count(z), expiredCommands: count(z) })),
   'external:log': info(),
 } as const satisfies Record<string, EventSpec>;
 
@@ -125,7 +132,21 @@ export type EventType = keyof typeof CATALOGUE;
 export const EVENT_TYPES = Object.keys(CATALOGUE) as EventType[];
 
 /** The data an event of type `T` carries (what its schema accepts), or nothing. */
-export type EventData<T extends EventType> = (typeof CATALOGUE)[T]['data'] extends z.ZodType ? z.input<(typeof CATALOGUE)[T]['data']> : never;
+export type EventData<T extends EventType> = (typeof CATALOGUE)[T]['data'] extends Shape ? z.input<ReturnType<(typeof CATALOGUE)[T]['data']>> : never;
+
+let zod: Zod | null = null;
+const built = new Map<EventType, z.ZodType<Record<string, unknown>>>();
+
+/** A type's data schema, built on first use (zod loads then, synchronously: the append is). */
+function schemaOf(type: EventType, shape: Shape): z.ZodType<Record<string, unknown>> {
+  let schema = built.get(type);
+  if (!schema) {
+    zod ??= (createRequire(import.meta.url)('zod') as { z: Zod }).z;
+    schema = shape(zod);
+    built.set(type, schema);
+  }
+  return schema;
+}
 
 export function isEventType(type: string): type is EventType {
   return Object.hasOwn(CATALOGUE, type);
@@ -154,7 +175,7 @@ export function eventProblems(e: { type: string; data?: unknown }): string[] {
   const data = e.data ?? null;
   if (!spec.data) return data === null ? [] : [`${e.type} carries no data, got ${JSON.stringify(data)}`];
   if (data === null) return [];
-  const r = spec.data.safeParse(data);
+  const r = schemaOf(e.type as EventType, spec.data).safeParse(data);
   if (r.success) return [];
   return r.error.issues.map((i) => `${e.type} data${i.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i.message}`);
 }
