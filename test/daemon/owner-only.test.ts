@@ -6,8 +6,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
-import { assertBuilt, killTracked, scratch, tend, TEND, tendOk } from '../helpers/cli.js';
-import { Daemon, stopOwner } from '../helpers/daemon.js';
+import { assertBuilt, killTracked, scratch, tend, TEND, tendOk, track } from '../helpers/cli.js';
+import { Daemon, readPidFile, stopOwner } from '../helpers/daemon.js';
 
 interface Finding {
   id: string;
@@ -48,6 +48,8 @@ describe('a fresh data dir', () => {
     mkdirSync(work);
     const r = tend(dir, ['daemon', 'ensure'], { TEND_DAEMON_INTERVAL_MS: '100' });
     expect(r.code, r.stderr).toBe(0);
+    // Not our child: tracked so that it is stopped before its data dir is removed.
+    track(readPidFile(dir)!.pid);
     const token = apiToken(dir);
     expect(r.stdout).toContain(`/#token=${token}`);
     const asJson = tendOk<{ open: string; url: string }>(dir, ['daemon', 'ensure', '--json']);
