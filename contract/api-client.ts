@@ -3,8 +3,8 @@
 // through it. fetch is passed in; nothing here needs Node, so the renderer bundles it as is.
 // One rule for failures: the server's code and message when it answered with `{ok: false}`,
 // NETWORK when nothing answered, INTERNAL when something that is not the API answered.
-import { buildRequest, type Channel } from '../main/engine/api/routes.js';
-import type { Args, Result, Ret } from '../preload/contract.js';
+import { buildRequest, type Channel } from './routes.js';
+import type { Args, Result, Ret } from './calls.js';
 import { ApiError, errorOfBody } from './api-error.js';
 import { readSse, type SseMessage } from './sse.js';
 

@@ -2,7 +2,7 @@
 // issues (the `{ok: false, error}` body of main/engine/api/responses.ts), never a code guessed
 // from the HTTP status. A client adds two codes of its own, for when no Tend answer came:
 // NETWORK (no answer at all) and INTERNAL (an answer that is not the API's).
-import type { Issue, ResultError } from '../preload/contract.js';
+import type { Issue, ResultError } from './calls.js';
 
 export type ApiErrorCode = ResultError['code'];
 

@@ -1,6 +1,6 @@
 // Bundle the preload into one CommonJS file, dist/preload/preload.cjs. A sandboxed preload cannot
 // load ES modules or require files, only 'electron' (and a few Node built-ins): so the channel
-// list it reads from main/engine/api/routes.ts is inlined here, at build time. Runs after tsc
+// list it reads from contract/routes.ts is inlined here, at build time. Runs after tsc
 // (whose own output for preload.cts it replaces).
 import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';

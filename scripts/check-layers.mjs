@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The contract: what the engine implements and every client (renderer, app, worker) imports. */
-const CONTRACT = ['contract/', 'preload/contract.ts', 'preload/routes.ts', 'main/engine/api/routes.ts'];
+const CONTRACT = ['contract/'];
 /** The backend port: what a backend implements, and the few leaf helpers it shares with the engine. */
 const PORT = ['main/engine/backend.ts', 'main/engine/errors.ts', 'main/engine/domain/slurm.ts', 'main/engine/node-runtime.ts'];
 /** The engine's core: state, timing, lifecycles, the pass, operations, the event catalogue and log. It knows no adapter. */

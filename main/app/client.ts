@@ -3,13 +3,13 @@
 // and notifications talk to a TendClient and never know which.
 import { ApiError } from '../../contract/api-error.js';
 import { createApi } from '../../contract/api-client.js';
-import { EXTRA_ROUTES, type Channel } from '../engine/api/routes.js';
+import { EXTRA_ROUTES, type Channel } from '../../contract/routes.js';
 import { dispatch, makeMethods } from '../engine/api/methods.js';
 import type { Engine } from '../engine/engine.js';
 import type { PassReport } from '../engine/scheduler/context.js';
 import type { EventRow } from '../engine/store/events.js';
 import { TendError, errorMessage } from '../engine/errors.js';
-import type { Result, ResultError } from '../../preload/contract.js';
+import type { Result, ResultError } from '../../contract/calls.js';
 
 export interface TendClient {
   readonly kind: 'engine' | 'attached';

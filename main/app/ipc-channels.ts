@@ -1,6 +1,6 @@
 // The IPC surface as data, shared by main (handlers) and preload (the bridge). Pure: the preload
 // bundle inlines this module and the route table it reads, and requires nothing but 'electron'.
-import { ROUTES, type Channel } from '../engine/api/routes.js';
+import { ROUTES, type Channel } from '../../contract/routes.js';
 
 /** Every contract call: exactly the HTTP API's channels. */
 export const CONTRACT_CHANNELS = Object.freeze(Object.keys(ROUTES)) as readonly Channel[];

@@ -3,7 +3,7 @@
 // `{ok:false,error}` — never a throw across IPC. And who may call: only the app's own page.
 import { pathToFileURL } from 'node:url';
 import { INPUTS } from '../engine/api/methods.js';
-import type { Channel } from '../engine/api/routes.js';
+import type { Channel } from '../../contract/routes.js';
 import { zodIssues } from '../engine/domain/schema.js';
 import { invalid } from '../engine/errors.js';
 import { toResult, type CallResult, type TendClient } from './client.js';

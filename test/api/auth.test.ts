@@ -5,7 +5,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueWorkerToken, sameSecret } from '../../main/engine/api/auth.js';
-import { ROUTES, EXTRA_ROUTES } from '../../main/engine/api/routes.js';
+import { ROUTES, EXTRA_ROUTES } from '../../contract/routes.js';
 import { apiSandbox, concrete, sse, STREAMING, type ApiSandbox } from './harness.js';
 
 let api: ApiSandbox;

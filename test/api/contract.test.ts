@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueWorkerToken } from '../../main/engine/api/auth.js';
-import { ROUTES } from '../../main/engine/api/routes.js';
+import { ROUTES } from '../../contract/routes.js';
 import { localComputer } from '../../main/engine/domain/schema.js';
 import { scratch, tend } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';

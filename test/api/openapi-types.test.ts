@@ -4,8 +4,8 @@
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { RESULTS } from '../../main/engine/api/responses.js';
-import { ROUTES, type Channel } from '../../main/engine/api/routes.js';
-import type { Ret } from '../../preload/contract.js';
+import { ROUTES, type Channel } from '../../contract/routes.js';
+import type { Ret } from '../../contract/calls.js';
 
 /** Channels whose every possible result is not a value their schema describes (should be none). */
 type Undescribed = { [C in Channel]: [Ret<C>] extends [z.input<(typeof RESULTS)[C]>] ? never : C }[Channel];

@@ -1,10 +1,10 @@
-// The IPC surface against the type-only contract (preload/contract.ts): the same channels, the
+// The IPC surface against the type-only contract (contract/calls.ts): the same channels, the
 // same pushed events. Checked by the compiler (npm run typecheck) and pinned at runtime.
 import { describe, expect, it } from 'vitest';
 import type { AppChannel, AppInfo, IpcChannel, PushEvent } from '../../main/app/ipc-channels.js';
 import { PUSH_EVENTS } from '../../main/app/ipc-channels.js';
-import type { Channel } from '../../main/engine/api/routes.js';
-import type { AppCalls, AppInfo as ContractAppInfo, Invoke, PushName, TendBridge } from '../../preload/contract.js';
+import type { Channel } from '../../contract/routes.js';
+import type { AppCalls, AppInfo as ContractAppInfo, Invoke, PushName, TendBridge } from '../../contract/calls.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assert = <T extends true>(value: T): T => value;

@@ -6,7 +6,7 @@ import { engineClient, type TendClient } from '../../main/app/client.js';
 import type { AppInfo } from '../../main/app/host.js';
 import { APP_CHANNELS, IPC_CHANNELS } from '../../main/app/ipc-channels.js';
 import { ipcTable, isTrustedUrl, senderAllowed, type IpcTable, type TrustedPage } from '../../main/app/ipc.js';
-import { ROUTES } from '../../main/engine/api/routes.js';
+import { ROUTES } from '../../contract/routes.js';
 import type { Engine } from '../../main/engine/engine.js';
 import { buildEngine } from '../../main/engine/host/build-engine.js';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_CHANNELS, IPC_CHANNELS, pushChannel } from '../../main/app/ipc-channels.js';
-import { ROUTES } from '../../main/engine/api/routes.js';
+import { ROUTES } from '../../contract/routes.js';
 import { buildBridge, type IpcRendererLike } from '../../preload/bridge.js';
 
 const REPO = resolve(fileURLToPath(new URL('../../', import.meta.url)));

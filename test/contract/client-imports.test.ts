@@ -7,7 +7,7 @@ import { REPO } from '../helpers/cli.js';
 
 const CLIENT = ['contract/api-client.ts', 'contract/api-error.ts', 'contract/sse.ts'];
 /** The one engine file the client reads at run time: the route table (no imports of its own). */
-const ROUTE_TABLE = 'main/engine/api/routes.ts';
+const ROUTE_TABLE = 'contract/routes.ts';
 
 function runtimeImports(file: string): string[] {
   const src = readFileSync(join(REPO, file), 'utf8');

@@ -4,8 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir, userInfo, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { buildRequest, type Channel } from '../../main/engine/api/routes.js';
-import type { Args, Result, Ret } from '../../preload/contract.js';
+import { buildRequest, type Channel } from '../../contract/routes.js';
+import type { Args, Result, Ret } from '../../contract/calls.js';
 import { tendAsync } from '../helpers/cli.js';
 import { Daemon as TendDaemon } from '../helpers/daemon.js';
 import { within } from '../helpers/wait.js';

@@ -17,7 +17,7 @@ import { doctor } from '../daemon/doctor.js';
 import { nextRuns } from '../timing/next.js';
 import { parseRoutine } from '../domain/schema.js';
 import { maskText, secretsOf } from '../mask.js';
-import type { Channel } from './routes.js';
+import type { Channel } from '../../../contract/routes.js';
 
 const Id = z.strictObject({ id: z.string().regex(ROUTINE_ID, 'must look like user@COMPUTER:path/to/code') });
 const JobId = z.strictObject({ id: decimalInt(1) });

@@ -1,12 +1,12 @@
 // The OpenAPI document, generated from the same route tables, input schemas and result schemas
-// the server uses: contract routes (routes.ts + methods.ts INPUTS + responses.ts RESULTS), the
+// the server uses: contract routes (contract/routes.ts + methods.ts INPUTS + responses.ts RESULTS), the
 // streams and documents beside them, and the plugin routes (worker pool, webhooks, metrics).
 import { z } from 'zod';
 import { FollowQuery } from './follow.js';
 import { INPUTS } from './methods.js';
 import { FrameworkBody, ErrorEnvelope, HealthSchema, ok, RESULTS } from './responses.js';
 import type { RouteDoc } from './route-doc.js';
-import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec } from './routes.js';
+import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec } from '../../../contract/routes.js';
 import { EventsQuery } from './events-query.js';
 import { METRICS_ROUTE } from '../metrics/route.js';
 import { POOL_ROUTES } from '../pool/routes.js';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../events/catalogue.js';
 import { WEBHOOK_EVENTS } from '../webhooks/store.js';
-import type { Channel } from './routes.js';
+import type { Channel } from '../../../contract/routes.js';
 
 const iso = z.string().describe('ISO 8601 instant');
 const ms = z.number().int().describe('epoch milliseconds');

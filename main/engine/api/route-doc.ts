@@ -2,7 +2,7 @@
 // and the schema of what it answers. Routes registered by plugins (worker pool, webhooks, metrics)
 // export one of these beside the handler that uses the same schemas.
 import type { z } from 'zod';
-import type { HttpMethod, Scope } from './routes.js';
+import type { HttpMethod, Scope } from '../../../contract/routes.js';
 
 export interface RouteDoc {
   method: HttpMethod;

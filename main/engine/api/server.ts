@@ -1,4 +1,4 @@
-// The HTTP API: every contract channel as a route (routes.ts), bearer-token auth on every route
+// The HTTP API: every contract channel as a route (contract/routes.ts), bearer-token auth on every route
 // but /health, server-sent events for engine events and log follows, an OpenAPI document.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
@@ -7,7 +7,7 @@ import { invalid, TendError, toResultError } from '../errors.js';
 import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
 import { dispatch, makeMethods } from './methods.js';
 import { openApiDocument } from './openapi.js';
-import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from './routes.js';
+import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from '../../../contract/routes.js';
 import { followRoute } from './follow.js';
 import { serveRenderer } from './static.js';
 import { poolRoutes } from '../pool/routes.js';

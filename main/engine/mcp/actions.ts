@@ -3,7 +3,7 @@
 // UI's buttons are pressed. Without a live daemon serving its API, actions are refused.
 import { createApi } from '../../../contract/api-client.js';
 import { readApiFile } from '../api/auth.js';
-import type { Channel } from '../api/routes.js';
+import type { Channel } from '../../../contract/routes.js';
 import { ownerPid } from '../daemon/nudge.js';
 import { TendError } from '../errors.js';
 

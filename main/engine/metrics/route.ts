@@ -2,7 +2,7 @@
 // {credentials_file: …}`) unless TEND_METRICS_PUBLIC=1 when the server starts.
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../api/server.js';
-import type { Scope } from '../api/routes.js';
+import type { Scope } from '../../../contract/routes.js';
 import type { RouteDoc } from '../api/route-doc.js';
 import { collectMetrics, PassStats } from './collect.js';
 import { CONTENT_TYPE } from './prom.js';

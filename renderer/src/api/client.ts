@@ -1,6 +1,6 @@
 // The renderer's one API client. Two transports implement it: HTTP + server-sent events
 // (browser mode, http.ts) and Electron IPC (ipc.ts). Pages and the store see only this.
-import type { Args, Channel, Push, PushName, Result, Ret } from '../../../preload/contract.js';
+import type { Args, Channel, Push, PushName, Result, Ret } from '../../../contract/calls.js';
 
 export type ConnectionState = 'connecting' | 'live' | 'offline' | 'unauthorized';
 

@@ -4,8 +4,8 @@
 // connection state and reconnects.
 import { createApi } from '../../../contract/api-client.js';
 import { ApiError } from '../../../contract/api-error.js';
-import { EXTRA_ROUTES } from '../../../main/engine/api/routes.js';
-import type { Args, Channel, Push, PushName, Result, Ret } from '../../../preload/contract.js';
+import { EXTRA_ROUTES } from '../../../contract/routes.js';
+import type { Args, Channel, Push, PushName, Result, Ret } from '../../../contract/calls.js';
 import { Emitter, type ApiClient, type ConnectionState, type FollowHandlers, type LogStream } from './client.js';
 
 export interface HttpOptions {

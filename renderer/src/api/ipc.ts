@@ -1,6 +1,6 @@
 // Desktop mode: the contract over Electron IPC. Preload exposes a TendBridge as `window.tend`
 // (one method per channel, each resolving to a Result, plus `on` for pushed events).
-import type { Args, Channel, Push, PushName, Result, Ret, TendBridge } from '../../../preload/contract.js';
+import type { Args, Channel, Push, PushName, Result, Ret, TendBridge } from '../../../contract/calls.js';
 import { Emitter, transportError, type ApiClient, type ConnectionState, type FollowHandlers, type LogStream } from './client.js';
 
 const FOLLOW_POLL_MS = 750;

@@ -1,5 +1,5 @@
 // One client, two transports: IPC when preload exposed `window.tend`, HTTP otherwise.
-import type { TendBridge } from '../../../preload/contract.js';
+import type { TendBridge } from '../../../contract/calls.js';
 import type { ApiClient } from './client.js';
 import { createHttpClient } from './http.js';
 import { createIpcClient } from './ipc.js';

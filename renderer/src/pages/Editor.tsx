@@ -1,7 +1,7 @@
 // Create or edit a routine: every timing mode, a preview of the next 5 runs computed by the
 // engine, and the server's validation issues shown on the fields they name.
 import { useEffect, useMemo, useState, type FormEvent, type ReactElement } from 'react';
-import type { Args, Issue } from '../../../preload/contract.js';
+import type { Args, Issue } from '../../../contract/calls.js';
 import { changesFrom, emptyForm, fieldOf, formFromDef, inputFromForm, issuesByField, timingOf, TIMING_HELP, TIMING_MODES, type EditorForm, type FieldName } from '../store/editor.js';
 import { relative, stamp } from '../store/format.js';
 import { useNow, useServices, useTend, useWatch } from '../ui/context.js';

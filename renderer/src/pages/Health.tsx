@@ -1,7 +1,7 @@
 // Health: the daemon's status (ownership, heartbeat, queues, next due work, recent failures) and
 // the doctor's findings with what to do about each.
 import type { ReactElement } from 'react';
-import type { DaemonStatus, Finding } from '../../../preload/contract.js';
+import type { DaemonStatus, Finding } from '../../../contract/calls.js';
 import { clock, duration, relative, routinePath } from '../store/format.js';
 import { useNow, useServices, useTend, useWatch } from '../ui/context.js';
 import { Banner, Button, Empty, Icon, PageHeader, Props, Section, Spinner, StatusChip } from '../ui/parts.js';

@@ -2,7 +2,7 @@
 // a form to post a job, cancel.
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState, type FormEvent, type ReactElement } from 'react';
-import type { Issue, JobRow, JobStatus } from '../../../preload/contract.js';
+import type { Issue, JobRow, JobStatus } from '../../../contract/calls.js';
 import { clock, duration } from '../store/format.js';
 import { graphJobs, layerJobs, NODE_H, NODE_W } from '../store/graph.js';
 import { ACTIVE_JOB, JOB_STATUSES, TONE } from '../store/status.js';

@@ -1,7 +1,7 @@
 // One routine: definition (secrets masked by the engine), trigger state and next runs, run
 // history, the selected run's manifest and exit reason, its live log, and its dependencies.
 import { useEffect, useState, type ReactElement } from 'react';
-import type { Ret, RoutineDetail, RunSummary } from '../../../preload/contract.js';
+import type { Ret, RoutineDetail, RunSummary } from '../../../contract/calls.js';
 import { describeCap, describeRetry, describeTiming } from '../store/describe.js';
 import { clock, duration, relative, routinePath, stamp } from '../store/format.js';
 import { displayStatus, isActiveRun } from '../store/status.js';

@@ -2,7 +2,7 @@
 // filters and one-click Run now / Restart / Stop. Virtualised: 5,000 routines stay smooth.
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useDeferredValue, useMemo, useRef, useState, type ReactElement } from 'react';
-import type { RoutineSummary } from '../../../preload/contract.js';
+import type { RoutineSummary } from '../../../contract/calls.js';
 import { clock, duration, relative, routinePath } from '../store/format.js';
 import { NOT_RUN, RUN_STATUSES, isActiveRun, type DisplayStatus } from '../store/status.js';
 import { NO_FILTERS, todayView, type Counts, type TodayFilters, type TodayRow } from '../store/today.js';

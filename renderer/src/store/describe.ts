@@ -1,5 +1,5 @@
 // Definitions in words, for the Routine page.
-import type { RoutineDef } from '../../../preload/contract.js';
+import type { RoutineDef } from '../../../contract/calls.js';
 import { bytes, duration, stamp } from './format.js';
 
 export function describeTiming(def: Pick<RoutineDef, 'kind' | 'timing' | 'tz' | 'external'>): string {

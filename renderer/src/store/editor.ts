@@ -1,6 +1,6 @@
 // The routine editor's model: a flat form of strings ↔ the routine input the shared schema
 // validates. The server decides what is valid; the form only maps its issue paths to fields.
-import type { Issue, RoutineDef } from '../../../preload/contract.js';
+import type { Issue, RoutineDef } from '../../../contract/calls.js';
 
 export const TIMING_MODES = ['runtimes', 'cron', 'every', 'at', 'in'] as const;
 export type TimingMode = (typeof TIMING_MODES)[number];

@@ -1,5 +1,5 @@
 // Typed `noun:verb` engine events → what the UI must re-read. Pure: the store applies it.
-import type { EngineEvent } from '../../../preload/contract.js';
+import type { EngineEvent } from '../../../contract/calls.js';
 
 export interface Invalidation {
   /** Re-read these routines (one `routines.show` each). */

@@ -1,6 +1,6 @@
 // Batch jobs as a layered dependency graph: a job sits one layer right of its deepest
 // dependency. Pure geometry for a small SVG.
-import type { JobRow } from '../../../preload/contract.js';
+import type { JobRow } from '../../../contract/calls.js';
 
 export interface GraphNode {
   job: JobRow;

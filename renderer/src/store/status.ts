@@ -1,5 +1,5 @@
 // Lifecycle states as the UI shows them: order, tone, roll-up precedence. Pure data.
-import type { JobStatus, RoutineSummary, RunStatus } from '../../../preload/contract.js';
+import type { JobStatus, RoutineSummary, RunStatus } from '../../../contract/calls.js';
 
 /** Every run state of both lifecycles (batch and realtime), in lifecycle order. */
 export const RUN_STATUSES = ['PENDING', 'DELAYED', 'STARTING', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED'] as const satisfies readonly RunStatus[];

@@ -17,7 +17,7 @@ import type {
   RoutineSummary,
   Schedule,
   WorkerRow,
-} from '../../../preload/contract.js';
+} from '../../../contract/calls.js';
 import type { ApiClient, ConnectionState } from '../api/client.js';
 import { emptyInvalidation, invalidate, isEmpty, type Invalidation } from './events.js';
 

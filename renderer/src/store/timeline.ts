@@ -1,6 +1,6 @@
 // The Timeline page's geometry: one lane per routine with runs today, bars from start to end
 // (to now while running), a time axis with readable ticks. Pure.
-import type { Ret } from '../../../preload/contract.js';
+import type { Ret } from '../../../contract/calls.js';
 import { isActiveRun } from './status.js';
 
 export type TimelineRun = Ret<'runs.list'>[number];

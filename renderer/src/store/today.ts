@@ -1,6 +1,6 @@
 // The Today (SCHED) page as rows: per schedule, routines grouped by name (same name rolls up),
 // filtered by status, computer, schedule and text. Pure, so 5,000 routines are cheap to re-derive.
-import type { RoutineSummary } from '../../../preload/contract.js';
+import type { RoutineSummary } from '../../../contract/calls.js';
 import { displayStatus, worst, type DisplayStatus } from './status.js';
 
 export interface TodayFilters {

@@ -1,7 +1,7 @@
 // Run now / Restart / Stop for one routine: each shows its progress while the call runs and
 // its result after, and follows the run it started until it settles.
 import type { ReactElement } from 'react';
-import type { RoutineSummary } from '../../../preload/contract.js';
+import type { RoutineSummary } from '../../../contract/calls.js';
 import { routinePath } from '../store/format.js';
 import { displayStatus, isActiveRun } from '../store/status.js';
 import type { RoutineOp } from '../store/store.js';

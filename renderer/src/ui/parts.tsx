@@ -1,7 +1,7 @@
 // Small building blocks: status chips, buttons, fields, banners, icons.
 import { useId, type ButtonHTMLAttributes, type ReactElement, type ReactNode } from 'react';
 import { TONE, type DisplayStatus } from '../store/status.js';
-import type { JobStatus } from '../../../preload/contract.js';
+import type { JobStatus } from '../../../contract/calls.js';
 
 export function StatusChip({ status, count, title }: { status: DisplayStatus | JobStatus; count?: number; title?: string }): ReactElement {
   const tone = TONE[status] ?? 'neutral';

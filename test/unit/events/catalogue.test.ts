@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
-import type { EngineEventType } from '../../../preload/contract.js';
+import type { EngineEventType } from '../../../contract/calls.js';
 import { CATALOGUE, EVENT_TYPES, eventProblems, recovers, troubleOf, type EventType } from '../../../main/engine/events/catalogue.js';
 import { EventShapeError, type NewEvent } from '../../../main/engine/store/events.js';
 import { Store } from '../../../main/engine/store/store.js';

@@ -1,6 +1,6 @@
 // A stand-in API client for store tests: answers from handlers, records every call, and lets
 // the test push engine events.
-import type { Args, Channel, EngineEvent, Push, PushName, Result, Ret, RoutineDetail, RoutineSummary } from '../../../preload/contract.js';
+import type { Args, Channel, EngineEvent, Push, PushName, Result, Ret, RoutineDetail, RoutineSummary } from '../../../contract/calls.js';
 import type { ConnectionState } from '../../../renderer/src/api/client.js';
 
 type Handler<C extends Channel> = (args: Args<C>) => Result<Ret<C>> | Promise<Result<Ret<C>>>;

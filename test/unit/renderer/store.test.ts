@@ -1,7 +1,7 @@
 // @vitest-environment node
 // The renderer's store without React: engine events re-read only what they touch.
 import { describe, expect, it } from 'vitest';
-import type { RunSummary } from '../../../preload/contract.js';
+import type { RunSummary } from '../../../contract/calls.js';
 import { createTendStore } from '../../../renderer/src/store/store.js';
 import { detail, event, FakeClient, summary, tick } from './fake-client.js';
 

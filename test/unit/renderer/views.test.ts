@@ -2,7 +2,7 @@
 // The pure models behind the pages: Today's rows, the timeline, the job graph, the editor form,
 // the SSE parser and the IPC log follower.
 import { describe, expect, it } from 'vitest';
-import type { JobRow, RoutineDef } from '../../../preload/contract.js';
+import type { JobRow, RoutineDef } from '../../../contract/calls.js';
 import { appendedText } from '../../../renderer/src/api/ipc.js';
 import { changesFrom, fieldOf, formFromDef, inputFromForm, issuesByField, timingOf } from '../../../renderer/src/store/editor.js';
 import { layerJobs } from '../../../renderer/src/store/graph.js';

@@ -1,6 +1,6 @@
 // The typed contract between the UI and the engine: every call (`Invoke`) and every pushed event
 // (`Push`). TYPES ONLY — this module emits nothing at runtime. The channel list at runtime is
-// `Object.keys(ROUTES)` (main/engine/api/routes.ts); inputs are validated by INPUTS
+// `Object.keys(ROUTES)` (contract/routes.ts); inputs are validated by INPUTS
 // (main/engine/api/methods.ts) at every boundary, results are what `makeMethods` returns.
 //
 // Transports implementing it:
@@ -11,7 +11,7 @@
 // The worker protocol (what `tend worker` and `tend report` send and are answered), with the
 // schemas both sides validate with: contract/worker-protocol.ts.
 import type { z } from 'zod';
-import type { Channel, ROUTES } from '../main/engine/api/routes.js';
+import type { Channel, ROUTES } from './routes.js';
 import type { INPUTS, Methods } from '../main/engine/api/methods.js';
 import type { Issue, ErrorCode } from '../main/engine/errors.js';
 import type { EventType } from '../main/engine/events/catalogue.js';
