@@ -20,7 +20,7 @@ const HOST = ['main/engine/host/', 'main/engine/daemon/'];
 
 const under = (file, prefixes) => prefixes.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p));
 
-/** Each rule: files it applies to, and a test of an imported repo file; a string is the reason it is refused. */
+/** Each rule: files it applies to, and a test of an imported repo file (and whether the import is of types only); a string is the reason it is refused. */
 export const RULES = [
   {
     name: 'core imports no adapter',
@@ -31,6 +31,13 @@ export const RULES = [
     name: 'only the host wires backends',
     applies: (f) => f.startsWith('main/engine/') && !under(f, HOST),
     refuses: (t) => (t.startsWith('worker/') ? 'the engine reaches backends through the port (main/engine/backend.ts); only the host injects them' : under(t, ['main/app/', 'main/cli/', 'renderer/']) ? 'the engine imports no app, CLI or renderer' : null),
+  },
+  {
+    // Types of the engine it names (what the engine implements); code it runs, never: the API
+    // client in it is bundled into the browser page.
+    name: 'the contract runs no engine code',
+    applies: (f) => f.startsWith('contract/'),
+    refuses: (t, typeOnly) => (!typeOnly && !t.startsWith('contract/') ? 'the contract imports at run time nothing outside contract/ (types of the engine it may)' : null),
   },
   {
     name: 'the renderer imports only the contract',
@@ -86,8 +93,9 @@ export function checkLayers(root) {
         const target = resolveImport(root, file, spec);
         if (!target) continue;
         const line = text.slice(0, m.index + m[0].lastIndexOf(spec)).split('\n').length;
+        const typeOnly = /^[\s;]*(import|export)\s+type\b/.test(m[0]);
         for (const r of rules) {
-          const why = r.refuses(target);
+          const why = r.refuses(target, typeOnly);
           if (why) violations.push({ file, line, target, rule: r.name, why });
         }
       }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/cli.js';
 
 const CLIENT = ['contract/api-client.ts', 'contract/api-error.ts', 'contract/sse.ts'];
-/** The one engine file the client reads at run time: the route table (no imports of its own). */
+/** The route table, which the client reads at run time (no imports of its own). */
 const ROUTE_TABLE = 'contract/routes.ts';
 
 function runtimeImports(file: string): string[] {
