@@ -29,7 +29,8 @@ export function parseDuration(input: string | number): number {
   const text = input.trim();
   if (text === '') throw new DurationError('is empty (use a number and a unit: 500ms, 30s, 5m, 2h or 1d)');
 
-  if (/^[+-]?(\d+(\.\d+)?|\.\d+)e[+-]?\d/i.test(text)) {
+  // No unit begins with "e", so a digit, "e", a digit is an exponent wherever it stands (`1h 1e3ms`).
+  if (/\de[+-]?\d/i.test(text)) {
     throw new DurationError(`"${text}" uses an exponent: a duration is a number and a unit (500ms, 30s, 5m, 2h, 1d, or sums such as 1h30m)`);
   }
   let rest = text;

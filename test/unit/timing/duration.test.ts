@@ -92,6 +92,13 @@ describe('parseDuration rejects with the reason', () => {
     expect(() => parseDuration(text)).toThrow(why);
   });
 
+  it.each(['1e3ms', '1E3ms', '12e3ms', '1e-3s', '1E+3s', '-1e3ms', '+1e3ms', '1.5e3s', '1.25e3s', '.5e3s', '.25e3s', '2e3', '1h 1e3ms'])(
+    'names an exponent as the reason, in any term and with any sign: %j',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(`"${text}" uses an exponent`);
+    },
+  );
+
   it('refuses what is neither a string nor a number, naming the type', () => {
     expect(() => parseDuration({} as unknown as string)).toThrow('must be a string such as "30m", got object');
     expect(() => parseDuration(-3)).toThrow('must be positive, got -3');
