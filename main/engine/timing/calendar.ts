@@ -8,7 +8,7 @@
 //   wall clock — times in a gap are skipped, times in a fold fire at both occurrences — so
 //   `*/30 * * * *` keeps firing every 30 real minutes through both transitions.
 
-import { DAY_MS, MINUTE_MS, offsetAt, zoneDay, type ZoneDay } from './tz.js';
+import { DAY_MS, MINUTE_MS, zoneDay, type ZoneDay } from './tz.js';
 
 export interface CalendarSpec {
   /** Minutes of the local day (h*60+m) at which it fires: ascending, unique, non-empty. */
@@ -37,10 +37,13 @@ export function dayMatches(spec: CalendarSpec, dayOfMonth: number, weekday: numb
 
 /** First instant > afterMs matching the spec in `tz` (which must be valid), or null. */
 export function nextMatch(spec: CalendarSpec, afterMs: number, tz: string): number | null {
-  const startDay = Math.floor((afterMs + offsetAt(afterMs, tz)) / DAY_MS);
+  // Start on the local day before afterMs's (a fold can leave that day's times still to come).
+  // Offsets lie within -12h..+14h, so the local day is at least the UTC day minus one; an earlier
+  // day only yields times before afterMs, which are passed over.
+  const startDay = Math.floor(afterMs / DAY_MS) - 2;
   let best = Infinity;
   let lastDay = startDay + SEARCH_DAYS;
-  for (let day = startDay - 1; day <= lastDay; day++) {
+  for (let day = startDay; day <= lastDay; day++) {
     const date = new Date(day * DAY_MS);
     const month = date.getUTCMonth() + 1;
     if (spec.months !== null && spec.months[month] !== true) {

@@ -118,6 +118,18 @@ describe('wildcard and stepped cron keep real-time cadence across DST', () => {
     ]);
   });
 
+  // St John's fell back at 00:01 NDT (02:31Z) on 2010-11-07 to 23:01 NST of the day before, so the
+  // repeated half hour spans midnight: the next day's 00:00 comes before the day's second 23:30.
+  it("St John's 2010 fall-back across midnight: */30 fires in real-time order, the 00:00 before the second 23:30", () => {
+    expect(runs(cron('*/30 * * * *'), '2010-11-07T02:00:00Z', 'America/St_Johns', 5)).toEqual([
+      '2010-11-07T02:30:00Z', // 00:00 NDT, Sunday
+      '2010-11-07T03:00:00Z', // 23:30 NST, Saturday again
+      '2010-11-07T03:30:00Z', // 00:00 NST
+      '2010-11-07T04:00:00Z', // 00:30 NST
+      '2010-11-07T04:30:00Z',
+    ]);
+  });
+
   it('New York fall-back: hourly fires in both 01:00s', () => {
     expect(runs(cron('0 * * * *'), '2025-11-02T03:30:00Z', NY, 4)).toEqual([
       '2025-11-02T04:00:00Z',
