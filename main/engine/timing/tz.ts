@@ -68,6 +68,7 @@ function formatter(tz: string): Intl.DateTimeFormat {
       new Intl.DateTimeFormat('en-US', {
         timeZone: tz,
         hourCycle: 'h23',
+        era: 'short',
         year: 'numeric',
         month: 'numeric',
         day: 'numeric',
@@ -90,15 +91,17 @@ export function civilToWall(y: number, mo: number, d: number, h = 0, mi = 0, s =
 }
 
 // `format` and a pattern, not `formatToParts`: three times faster, and this is hot (twice per zone
-// and hour, and every call inside an hour whose offset changes).
-const FORMATTED = /(\d{1,2})\/(\d{1,2})\/(\d{1,6}), (\d{1,2}):(\d{2}):(\d{2})/;
+// and hour, and every call inside an hour whose offset changes). The era is written because without
+// it Intl writes 1 BC as year 1: an `at` in year 0000 would be read a year off.
+const FORMATTED = /(\d{1,2})\/(\d{1,2})\/(\d{1,6}) (AD|BC), (\d{1,2}):(\d{2}):(\d{2})/;
 
 function exactWall(ms: number, tz: string): number {
   const whole = Math.floor(ms / 1000) * 1000;
   const text = formatter(tz).format(whole);
   const m = FORMATTED.exec(text);
   if (!m) throw new TimingError(`cannot read the time in ${tz}: Intl wrote ${JSON.stringify(text)}`);
-  return civilToWall(+m[3]!, +m[1]!, +m[2]!, +m[4]! % 24, +m[5]!, +m[6]!) + (ms - whole);
+  const year = m[4] === 'BC' ? 1 - +m[3]! : +m[3]!;
+  return civilToWall(year, +m[1]!, +m[2]!, +m[5]! % 24, +m[6]!, +m[7]!) + (ms - whole);
 }
 
 // Per zone: hour bucket → the offset throughout that hour, or NaN when it changes inside it.

@@ -18,6 +18,7 @@ describe('parseAt', () => {
     ['2025-06-10', 'Asia/Tokyo', '2025-06-09T15:00:00.000Z'],
     ['2025-01-10T09:00', 'America/New_York', '2025-01-10T14:00:00.000Z'],
     ['2024-02-29T00:00Z', 'UTC', '2024-02-29T00:00:00.000Z'],
+    ['0000-06-15T12:00', 'UTC', '0000-06-15T12:00:00.000Z'],
     [' 2025-06-10T12:00Z ', 'UTC', '2025-06-10T12:00:00.000Z'],
   ])('%j in %s → %s', (at, tz, expected) => {
     expect(new Date(parseAt(at, tz)).toISOString()).toBe(expected);

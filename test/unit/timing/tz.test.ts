@@ -123,6 +123,17 @@ describe('edges of the zone arithmetic', () => {
     expect(['', '   ', undefined, 7, null].map((tz) => isValidTimeZone(tz as unknown as string))).toEqual([false, false, false, false, false]);
   });
 
+  it('years before 1 are those years too, counted astronomically (0 is 1 BC)', () => {
+    expect(civilToWall(-1, 6, 15, 12)).toBe(utc('-000001-06-15T12:00:00Z'));
+  });
+
+  it('instants before year 1 are read in the right year (Intl writes 1 BC as "1", so the era counts)', () => {
+    expect([offsetAt(utc('0000-06-15T12:00:00Z'), 'UTC'), offsetAt(utc('-000001-06-15T12:00:00Z'), 'UTC')]).toEqual([0, 0]);
+    expect(cycleDay(utc('0000-06-15T12:00:00Z'), 'UTC')).toBe('0000-06-15');
+    expect(cycleDay(utc('-000001-06-15T12:00:00Z'), 'UTC')).toMatch(/^-0*1-06-15$/);
+    expect(localToUtc({ year: 0, month: 6, day: 15, hour: 12 }, 'UTC')).toBe(utc('0000-06-15T12:00:00Z'));
+  });
+
   it('years 0 to 99 are those years, not 1900 to 1999', () => {
     const year = (y: number) => new Date(civilToWall(y, 3, 1)).getUTCFullYear();
     expect([0, 5, 99, 100, 1999].map(year)).toEqual([0, 5, 99, 100, 1999]);
