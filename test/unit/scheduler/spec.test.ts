@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJob } from '../../../main/engine/ops/jobs.js';
-import { runDirFor } from '../../../main/engine/scheduler/spec.js';
+import { jobSpec, runDirFor, runSpec } from '../../../main/engine/scheduler/spec.js';
 import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -68,6 +68,25 @@ describe('job specs', () => {
       maskedArgs: ['--token', '***'],
       slurm: null,
     });
+  });
+
+  it('a job not yet given a directory (as a pool worker claims it) gets the one by day', () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    expect(job.runDir).toBeNull();
+    expect(jobSpec('/d', job).runDir).toBe(`/d/runs/2026-01-05/job-${job.id}`);
+  });
+
+  it('a run or job keeps the directory it was given, so a resubmission after a crash finds its files', async () => {
+    f = new Fixture();
+    const def = f.define({ id: 'etl/load', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('etl/load');
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    expect(runSpec('/d', { ...run, runDir: '/kept/run' }, def).runDir).toBe('/kept/run');
+    expect(jobSpec('/d', { ...job, runDir: '/kept/job' }).runDir).toBe('/kept/job');
+    expect(runSpec('/d', { ...run, runDir: null }, def).runDir).toBe(`/d/runs/2026-01-05/${run.id}`);
   });
 
   it('the run directory follows the UTC day the run was created', () => {
