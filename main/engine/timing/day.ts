@@ -22,13 +22,9 @@ export function dayProblem(day: string): string | null {
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (y < 1) return 'year must be 0001 or later';
   if (mo < 1 || mo > 12) return `month must be 01 to 12, got ${m[2]}`;
-  const last = new Date(Date.UTC(2000, mo, 0)).getUTCDate() - (mo === 2 && !leap(y) ? 1 : 0);
+  const last = new Date(civilToWall(y, mo + 1, 0)).getUTCDate(); // day 0 of the next month: this one's last
   if (d < 1 || d > last) return `day must be 01 to ${last} in ${m[1]}-${m[2]}, got ${m[3]}`;
   return null;
-}
-
-function leap(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 }
 
 /** Bounds of `day` (YYYY-MM-DD, validated by dayProblem first) or, without it, of the day of `now`, in `tz`. */

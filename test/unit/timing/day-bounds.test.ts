@@ -49,3 +49,18 @@ it('days not on the calendar say why', () => {
   expect(dayProblem('2024-02-29')).toBeNull();
   expect(() => dayBounds(0, '2024-02-30', 'UTC')).toThrow(/2024-02-30/);
 });
+
+it('the first month, the first day and the year 0001 are on the calendar; month 00 and day 00 are not', () => {
+  expect([dayProblem('0001-01-01'), dayProblem('2026-01-01'), dayProblem('2026-12-31')]).toEqual([null, null, null]);
+  expect(dayProblem('2026-00-10')).toBe('month must be 01 to 12, got 00');
+  expect(dayProblem('2026-01-00')).toBe('day must be 01 to 31 in 2026-01, got 00');
+  expect(dayProblem('2026-04-31')).toBe('day must be 01 to 30 in 2026-04, got 31');
+});
+
+it('29 February is a day in leap years only: every fourth year, but not 1900 or 2100, yet 2000 and 0400', () => {
+  const feb29 = (y: string) => dayProblem(`${y}-02-29`);
+  expect([feb29('2024'), feb29('2000'), feb29('0400'), feb29('0004')]).toEqual([null, null, null, null]);
+  expect([feb29('1900'), feb29('2100'), feb29('0100'), feb29('2023')]).toEqual(
+    ['1900', '2100', '0100', '2023'].map((y) => `day must be 01 to 28 in ${y}-02, got 29`),
+  );
+});
