@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/unit/{timing,schema,lifecycle,scheduler}/**/*.test.ts', 'test/unit/store/{repositories,cas}.test.ts'],
+    include: ['test/unit/{timing,schema,lifecycle,scheduler}/**/*.test.ts', 'test/unit/store/{repositories,cas}.test.ts', 'test/cli/next-command.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

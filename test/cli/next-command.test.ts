@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { register } from '../../../main/cli/commands/next.js';
+import { register } from '../../main/cli/commands/next.js';
 
 async function tend(...args: string[]): Promise<{ out: string; err: string; code: number | string | undefined }> {
   let out = '';
