@@ -4,9 +4,9 @@
 // routine is not started.
 import { afterEach, describe, expect, it } from 'vitest';
 import { reportExternal } from '../../../main/engine/ops/external.js';
-import { pauseRoutine } from '../../../main/engine/ops/routines.js';
+import { editRoutine, pauseRoutine, removeRoutine } from '../../../main/engine/ops/routines.js';
 import { restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
-import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+import { COMPUTER, Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -50,6 +50,65 @@ describe('late runs', () => {
     f.advance(1);
     await f.pass();
     expect(f.run(retry.id).status).toBe('DELAYED');
+  });
+});
+
+describe('runs whose routine was removed or moved', () => {
+  async function running(def: Record<string, unknown>): Promise<string> {
+    f = new Fixture();
+    f.define(def);
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const id = f.only(String(def.id)).id;
+    f.backend.markRunning(id);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(id).status).toBe('RUNNING');
+    return id;
+  }
+  const settled = (id: string) => {
+    const r = f.run(id);
+    return { status: r.status, reason: r.reason, endedAt: r.endedAt, cancelled: f.backend.cancelled().includes(id) };
+  };
+  const moveAway = (id: string) => editRoutine(f.store, full(id), { computer: 'other@elsewhere' }, { now: f.now(), localComputer: COMPUTER });
+
+  it('a batch run of a removed routine is cancelled and its process stopped', async () => {
+    const id = await running({ id: 'etl', cron: '0 * * * *' });
+    removeRoutine(f.store, full('etl'), f.now());
+    await f.pass();
+    expect(settled(id)).toEqual({ status: 'CANCELLED', reason: 'its routine was removed', endedAt: f.now(), cancelled: true });
+    expect(f.events('run:cancelled').map((e) => [e.runId, e.message])).toEqual([[id, 'its routine was removed: its RUNNING run is stopped']]);
+  });
+
+  it('a realtime run of a removed routine ends STOPPED and its process is stopped', async () => {
+    const id = await running({ id: 'feed', realtime: true });
+    removeRoutine(f.store, full('feed'), f.now());
+    await f.pass();
+    expect(settled(id)).toEqual({ status: 'STOPPED', reason: 'its routine was removed', endedAt: f.now(), cancelled: true });
+    expect(f.events('run:stopped').map((e) => [e.runId, e.message])).toEqual([[id, 'its routine was removed: its RUNNING run is stopped']]);
+  });
+
+  it('a realtime run whose routine moved to another computer ends EXITED here, so it starts there at once', async () => {
+    const id = await running({ id: 'feed', realtime: true });
+    moveAway('feed');
+    await f.pass();
+    const why = `its routine moved from ${COMPUTER} to other@elsewhere`;
+    expect(settled(id)).toEqual({ status: 'EXITED', reason: why, endedAt: f.now(), cancelled: true });
+    expect(f.events('run:stopped').map((e) => e.message)).toEqual([`${why}: its RUNNING run is stopped`]);
+  });
+
+  it('a batch run whose routine moved to another computer is cancelled here', async () => {
+    const id = await running({ id: 'etl', cron: '0 * * * *' });
+    moveAway('etl');
+    await f.pass();
+    expect(settled(id)).toMatchObject({ status: 'CANCELLED', reason: `its routine moved from ${COMPUTER} to other@elsewhere`, cancelled: true });
+  });
+
+  it('a run of a routine still on this computer is left running', async () => {
+    const id = await running({ id: 'feed', realtime: true });
+    editRoutine(f.store, full('feed'), { computer: COMPUTER }, { now: f.now(), localComputer: COMPUTER });
+    await f.pass();
+    expect(settled(id)).toMatchObject({ status: 'RUNNING', cancelled: false });
   });
 });
 
