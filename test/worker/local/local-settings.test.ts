@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import type { Engine } from '../../main/engine/engine.js';
-import { buildEngine } from '../../main/engine/host/build-engine.js';
-import { settings } from '../../main/engine/settings.js';
+import type { Engine } from '../../../main/engine/engine.js';
+import { buildEngine } from '../../../main/engine/host/build-engine.js';
+import { settings } from '../../../main/engine/settings.js';
 
 let engine: Engine | null = null;
 afterEach(async () => {

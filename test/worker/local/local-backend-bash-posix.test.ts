@@ -1,5 +1,5 @@
 // The waiter (run.sh) is POSIX sh: the local backend's tests again with it run by bash in POSIX mode (what macOS's /bin/sh is).
-import { suiteTools } from '../helpers/waiter-tools.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
 
 suiteTools.shell = '/bin/bash --posix';
 await import('./local-backend.test.js');

@@ -1,5 +1,5 @@
 // The waiter (run.sh) is POSIX sh: the local backend's tests again with it run by dash.
-import { suiteTools } from '../helpers/waiter-tools.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
 
 suiteTools.shell = 'dash';
 await import('./local-backend.test.js');

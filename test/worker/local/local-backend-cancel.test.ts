@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
-import { isSameProcessAlive, readProcStat, sessionMembers } from '../../worker/jobdir/proc.js';
-import { procfsTable } from '../../worker/jobdir/proc-linux.js';
-import { suiteTools } from '../helpers/waiter-tools.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
-import { waitFor } from '../helpers/wait.js';
+import { createLocalBackend, type LocalBackend } from '../../../worker/local/index.js';
+import { isSameProcessAlive, readProcStat, sessionMembers } from '../../../worker/jobdir/proc.js';
+import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;

@@ -1,7 +1,7 @@
 // What a job inherits: everything but how Tend itself was started (an AppImage's mount and its
 // variables, ELECTRON_RUN_AS_NODE).
 import { describe, expect, it } from 'vitest';
-import { inheritedEnv } from '../../../worker/inherited-env.js';
+import { inheritedEnv } from '../../worker/inherited-env.js';
 
 describe('inheritedEnv', () => {
   it("drops the AppImage's variables and its mount's entries in search paths, keeping the rest", () => {

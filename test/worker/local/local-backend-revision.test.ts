@@ -3,8 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRevision, createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
+import { checkRevision, createLocalBackend, type LocalBackend } from '../../../worker/local/index.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;

@@ -4,18 +4,18 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Handle } from '../../main/engine/backend.js';
-import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../worker/local/index.js';
-import { readProcStat, currentBootId } from '../../worker/jobdir/proc.js';
-import { procfsTable } from '../../worker/jobdir/proc-linux.js';
+import type { Handle } from '../../../main/engine/backend.js';
+import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../../worker/local/index.js';
+import { readProcStat, currentBootId } from '../../../worker/jobdir/proc.js';
+import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 
 /** What the OS says of a process (session, group), whichever provider the backend uses. */
 const osStat = (pid: number) => readProcStat(pid, procfsTable());
-import { parseSentinel, readSentinel } from '../../worker/jobdir/jobdir.js';
-import { jobShell } from '../../worker/local/tools.js';
-import { suiteTools } from '../helpers/waiter-tools.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
-import { waitFor } from '../helpers/wait.js';
+import { parseSentinel, readSentinel } from '../../../worker/jobdir/jobdir.js';
+import { jobShell } from '../../../worker/local/tools.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;

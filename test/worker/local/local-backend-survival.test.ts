@@ -7,15 +7,15 @@ import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Handle } from '../../main/engine/backend.js';
-import { createLocalBackend } from '../../worker/local/index.js';
-import { isSameProcessAlive, readProcStat } from '../../worker/jobdir/proc.js';
-import { procfsTable } from '../../worker/jobdir/proc-linux.js';
-import { suiteTools } from '../helpers/waiter-tools.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
-import { waitFor } from '../helpers/wait.js';
+import type { Handle } from '../../../main/engine/backend.js';
+import { createLocalBackend } from '../../../worker/local/index.js';
+import { isSameProcessAlive, readProcStat } from '../../../worker/jobdir/proc.js';
+import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
 
-const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 let data: ReturnType<typeof tempDir>;
 let daemonScript: string;
 

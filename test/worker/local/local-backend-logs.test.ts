@@ -2,10 +2,10 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, halfCap, logBytesOnDisk, type LocalBackend } from '../../worker/local/index.js';
-import { suiteTools } from '../helpers/waiter-tools.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
-import { waitFor } from '../helpers/wait.js';
+import { createLocalBackend, halfCap, logBytesOnDisk, type LocalBackend } from '../../../worker/local/index.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;

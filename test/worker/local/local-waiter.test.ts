@@ -3,12 +3,12 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalBackend, type LocalBackend } from '../../worker/local/index.js';
-import { capLogs, droppedNote, followLog } from '../../worker/jobdir/logs.js';
-import { readRotation } from '../../worker/jobdir/logcap.js';
-import { procfsTable } from '../../worker/jobdir/proc-linux.js';
-import { fixture, makeSpec, settle, tempDir, stopAll } from '../helpers/local-job.js';
-import { waitFor } from '../helpers/wait.js';
+import { createLocalBackend, type LocalBackend } from '../../../worker/local/index.js';
+import { capLogs, droppedNote, followLog } from '../../../worker/jobdir/logs.js';
+import { readRotation } from '../../../worker/jobdir/logcap.js';
+import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
+import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;
@@ -71,11 +71,12 @@ describe('the log cap, kept by pollers', () => {
     const tail = 100;
     const mark = join(data.path, 'flood.mark');
     const release = join(data.path, 'flood.release');
-    const spec = makeSpec(data.path, { command: fixture('flood-pause.sh'), args: [String(lines), mark, release, String(tail)], logCapBytes: cap });
+    const spec = makeSpec(data.path, { command: fixture('flood-pause.sh'), args: [String(lines), mark, release, String(tail), '4'], logCapBytes: cap });
     const handle = await backend.submit(spec);
-    // A poller far more eager than the daemon's pass: a rotation on nearly every write. Bytes
-    // written in the two system calls between a rotation's last look and its truncate may be
-    // lost (logcap.ts), so what follows is checked for order only.
+    // A poller far more eager than the daemon's pass: a rotation on nearly every write (and at
+    // least one per burst: the routine waits for it). Bytes written in the two system calls
+    // between a rotation's last look and its truncate may be lost (logcap.ts), so what follows
+    // is checked for order only.
     await waitFor(() => {
       capLogs(spec.runDir);
       return existsSync(mark);
