@@ -11,17 +11,8 @@ export type AppChannel = (typeof APP_CHANNELS)[number];
 
 export type IpcChannel = Channel | AppChannel;
 
-/** What `app:info` answers: how this app reaches its engine (the UI shows it). */
-export interface AppInfo {
-  /** 'engine': the scheduler runs in this app; 'attached': a headless daemon runs it. */
-  mode: 'engine' | 'attached';
-  dataDir: string;
-  /** The HTTP API (browser mode), when there is one. */
-  url: string | null;
-  /** The process that runs the scheduler. */
-  enginePid: number;
-  version: string;
-}
+/** What `app:info` answers: the contract's AppInfo (how this app reaches its engine). */
+export type { AppInfo } from '../../contract/calls.js';
 
 /** Every channel main handles and preload exposes, one method each. */
 export const IPC_CHANNELS: readonly IpcChannel[] = Object.freeze([...CONTRACT_CHANNELS, ...APP_CHANNELS]);
