@@ -80,7 +80,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         const existing = handleFromRunDir(spec.runDir);
         if (existing) return toHandle(existing);
       }
-      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs, tools: opts.tools });
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs, tools: opts.tools, killGraceMs });
       return toHandle(handle);
     },
 

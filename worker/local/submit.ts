@@ -30,6 +30,8 @@ export interface SubmitContext {
   /** How long to wait for the wrapper to record the routine's pid before returning anyway. */
   startTimeoutMs: number;
   tools?: WaiterTools;
+  /** TERM → KILL grace for what a routine leaves running in its process group when it ends. */
+  killGraceMs?: number;
 }
 
 /** The variables every job gets on top of the daemon's environment and `spec.env`. */
@@ -105,7 +107,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   let text: string;
   try {
     shell = jobShell(ctx.tools?.shell);
-    text = localWrapperScript(runDir, cwd, ctx.tools);
+    text = localWrapperScript(runDir, cwd, ctx.tools, ctx.killGraceMs);
   } catch (err) {
     const reason = errorMessage(err);
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });

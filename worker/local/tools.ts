@@ -81,8 +81,8 @@ export function missingTools(t: WaiterTools = {}): string | null {
 }
 
 /** run.sh for a job on this machine. */
-export function localWrapperScript(runDir: string, cwd: string, t: WaiterTools = {}): string {
+export function localWrapperScript(runDir: string, cwd: string, t: WaiterTools = {}, leftoverGraceMs?: number): string {
   const setsid = setsidArgv(t.perlSetsid);
   if (!setsid) throw new TendError('UNAVAILABLE', 'cannot start the job wrapper: neither setsid nor perl found');
-  return wrapperScript({ runDir, cwd, provider: processProvider().name, setsid });
+  return wrapperScript({ runDir, cwd, provider: processProvider().name, setsid, leftoverGraceMs });
 }

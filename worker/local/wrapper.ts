@@ -26,6 +26,8 @@ export interface WrapperParams {
   provider: ProviderName;
   /** argv that makes the rest of the command line the leader of a new session, e.g. [setsid]. */
   setsid: string[];
+  /** How long what the routine left running in its process group gets after TERM, before KILL. */
+  leftoverGraceMs?: number;
 }
 
 /** The umask the routine runs with: the one Tend was started with (its own files are owner-only). */
@@ -87,7 +89,10 @@ export function wrapperScript(p: WrapperParams): string {
 # - passes TERM / INT / HUP it receives on to the routine's process group and keeps waiting;
 # - when the routine ends, writes its exit code, signal:NAME (status 129-192 is taken as death by
 #   signal 1-64, as shells do) or error:MESSAGE to exit_code, a new file, in one write of one
-#   line: readers take a file without its newline as not written yet.
+#   line: readers take a file without its newline as not written yet;
+# - then stops what the routine left running in its process group (TERM, KILL after the grace):
+#   nothing Tend started runs on unsupervised once its job is over. A process that made a
+#   session of its own left the job on purpose and is not reached.
 set -u
 set -f
 # Everything the waiter writes in the job directory is owner-only; the routine gets the umask
@@ -100,7 +105,7 @@ trapped=0
 forward() {
   trapped=1
   [ -n "$child" ] || return 0
-  kill -s "$1" -"$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
+  kill -s "$1" -- -"$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
   return 0
 }
 trap 'forward TERM' TERM
@@ -113,7 +118,18 @@ finish() {
   trap '' TERM INT HUP
   set -C
   { printf '%s\\n' "$1" > "$dir/exit_code"; } 2> /dev/null
+  [ -n "$child" ] && leftovers
   exit 0
+}
+leftovers() {
+  kill -s TERM -- -"$child" 2> /dev/null || return 0
+  n=0
+  while kill -s 0 -- -"$child" 2> /dev/null && [ "$n" -lt ${Math.max(1, Math.ceil((p.leftoverGraceMs ?? 5000) / 100))} ]; do
+    sleep 0.1
+    n=$((n + 1))
+  done
+  kill -s KILL -- -"$child" 2> /dev/null
+  return 0
 }
 
 ${startTimeFunction(p.provider)}

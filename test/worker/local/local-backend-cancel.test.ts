@@ -114,3 +114,44 @@ describe('cancel', () => {
     expect(sentinel(spec.runDir)).toMatch(/^signal:(TERM|KILL)\n$/);
   });
 });
+
+describe('what a routine leaves behind', () => {
+  /** The pid a routine wrote to `left` in its run dir, and its start time (null: gone already). */
+  async function leftover(runDir: string): Promise<{ pid: number; startTime: number | null }> {
+    const pid = Number(await waitFor(() => { try { return readFileSync(join(runDir, 'left'), 'utf8').trim() || null; } catch { return null; } }, 10_000, 'the leftover pid'));
+    return { pid, startTime: readProcStat(pid)?.startTime ?? null };
+  }
+  const gone = (p: { pid: number; startTime: number | null }) => p.startTime === null || !isSameProcessAlive(p.pid, p.startTime);
+
+  it('a process the routine left running in its group is stopped once the routine ends', async () => {
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'sleep 3600 & echo $! > "$TEND_RUN_DIR/left"; exit 0'] });
+    const handle = await backend.submit(spec);
+    const left = await leftover(spec.runDir);
+    expect(await settle(backend, handle)).toMatchObject({ exitCode: 0, reason: null });
+    await waitFor(() => gone(left), 10_000, `leftover pid ${left.pid} to be stopped`);
+  });
+
+  it('one that ignores TERM is killed after the grace period', async () => {
+    // (It has ignored TERM since before the routine ends: the subshell sets the trap, then execs sleep.)
+    const quick = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, killGraceMs: 300 });
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', `(trap '' TERM; exec sleep 3600) & while [ "$(ps -o comm= -p $!)" != sleep ]; do sleep 0.01; done; echo $! > "$TEND_RUN_DIR/left"; exit 0`] });
+    const handle = await quick.submit(spec);
+    const left = await leftover(spec.runDir);
+    expect(await settle(quick, handle)).toMatchObject({ exitCode: 0 });
+    await waitFor(() => gone(left), 10_000, `leftover pid ${left.pid} to be killed`);
+  });
+
+  it('one that made a session of its own left the job on purpose, and runs on', async () => {
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'setsid sleep 3600 < /dev/null > /dev/null 2>&1 & while [ "$(ps -o sid= -p $! | tr -d " ")" != "$!" ]; do sleep 0.01; done; echo $! > "$TEND_RUN_DIR/left"; exit 0'] });
+    const handle = await backend.submit(spec);
+    const left = await leftover(spec.runDir);
+    try {
+      expect(await settle(backend, handle)).toMatchObject({ exitCode: 0 });
+      // The waiter has stopped what was in the routine's group by the time it exits.
+      await waitFor(() => !isSameProcessAlive(handle['wrapperPid'] as number, handle['wrapperStartTime'] as number), 10_000, 'the waiter to exit');
+      expect(gone(left)).toBe(false);
+    } finally {
+      process.kill(left.pid, 'SIGKILL');
+    }
+  });
+});
