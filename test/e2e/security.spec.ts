@@ -77,6 +77,9 @@ test('the CSP has no unsafe-inline, and no page has anything refused by it', asy
 test('a wrong token is refused; the corrected #token= pasted in the same tab lets the page in, without a reload', async ({ page }) => {
   await page.goto(`${d.url}/#token=not-the-token`);
   await expect(page.getByText("The daemon refused this page's token")).toBeVisible();
+  await expect(page.getByText('Could not load routines')).toBeVisible();
+  // Nothing was loaded: the page does not claim there are no routines.
+  await expect(page.getByText('No routines yet')).toHaveCount(0);
   await shoot(page, 'token-refused');
   await page.evaluate('window.__sameDocument = true');
   await page.evaluate(`location.hash = '#token=${d.token}'`);

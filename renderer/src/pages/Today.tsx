@@ -96,10 +96,13 @@ export function TodayPage(): ReactElement {
         </div>
       </div>
       {error && <Banner tone="danger">Could not load routines: {error}</Banner>}
-      {load !== 'ready' && !error ? (
-        <div className="loading">
-          <Spinner label="Loading routines" /> Loading routines…
-        </div>
+      {load !== 'ready' ? (
+        // Never loaded: the banner above says why; "no routines" would be a guess.
+        !error && (
+          <div className="loading">
+            <Spinner label="Loading routines" /> Loading routines…
+          </div>
+        )
       ) : view.rows.length === 0 ? (
         routines.length === 0 ? (
           <Empty title="No routines yet">
