@@ -2,11 +2,9 @@
 // time beside `node -e 0`, interleaved in one run (medians of 10), against a data dir with 100
 // routines and no daemon.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { childEnv, scratch, TEND as CLI, tendOk } from '../test/helpers/cli.js';
+import { childEnv, scratch, TEND as CLI } from '../test/helpers/cli.js';
+import { importIdleRoutines } from './routines.js';
 import { median, round } from './stats.js';
 
 function wallMs(args: string[], env: NodeJS.ProcessEnv): number {
@@ -24,9 +22,7 @@ export async function benchCli() {
   const dir = box.dir;
   const env = childEnv(dir);
   try {
-    const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
-    writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
-    tendOk(dir, ['schedule', 'import', join(dir, 'bench.yaml')]);
+    importIdleRoutines(dir);
     const commands: Record<string, string[]> = {
       node: ['-e', '0'],
       status: [CLI, 'daemon', 'status', '--json'],

@@ -2,14 +2,14 @@
 // each large dependency costs in memory when loaded alone into a fresh Node (per-module cost);
 // and `tend daemon status --json` wall time beside `node -e 0`, measured in the same run.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { stringify } from 'yaml';
-import { childEnv, killTracked, scratch, TEND, tendOk } from '../test/helpers/cli.js';
+import { childEnv, killTracked, scratch, TEND } from '../test/helpers/cli.js';
 import { Daemon } from '../test/helpers/daemon.js';
+import { importIdleRoutines } from './routines.js';
 import { median, round } from './stats.js';
 const TICKS = 100; // USER_HZ on Linux
 
@@ -59,9 +59,7 @@ export async function benchDaemon() {
   const dir = box.dir;
   const env = childEnv(dir);
   try {
-    const routines = Array.from({ length: 100 }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
-    writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
-    tendOk(dir, ['schedule', 'import', join(dir, 'bench.yaml')]);
+    importIdleRoutines(dir);
     const daemon = await new Daemon(dir, {}, ['--quiet']).ready();
     const pid = daemon.pid;
     await delay(3000); // settle after start

@@ -1,0 +1,11 @@
+// The idle and CLI benches' data dir: 100 batch routines with cron timings, none due soon.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { tendOk } from '../test/helpers/cli.js';
+
+export function importIdleRoutines(dir: string, count = 100): void {
+  const routines = Array.from({ length: count }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} 3 * * *`, tz: 'UTC' }));
+  writeFileSync(join(dir, 'bench.yaml'), stringify({ schedule: 'bench', routines }));
+  tendOk(dir, ['schedule', 'import', join(dir, 'bench.yaml')]);
+}
