@@ -57,26 +57,16 @@ export interface ProcessIdentity {
 }
 
 /** manifest.json of a job directory: what a backend recorded about a launch, secrets masked. */
-export interface Manifest {
+export interface Manifest extends Pick<JobSpec, 'runId' | 'kind' | 'routineId' | 'jobId' | 'attempt' | 'command' | 'scheduledAt' | 'logCapBytes' | 'outputs' | 'revision'> {
   manifestVersion: 1;
   backend: 'local';
   tendVersion: string;
-  runId: string;
-  kind: 'run' | 'job';
-  routineId: string | null;
-  jobId: number | null;
-  attempt: number;
-  command: string;
   /** `spec.maskedArgs`: the raw arguments are never written to disk. */
   args: string[];
   /** The working directory the routine runs in (the run dir when the spec gives none). */
   cwd: string;
   /** Names of the variables the spec sets (values are never written); TEND_* are always set. */
   envNames: string[];
-  outputs: string[];
-  revision: string | null;
-  logCapBytes: number;
-  scheduledAt: number;
   createdAt: number;
   bootId: string | null;
   wrapper: ProcessIdentity;
