@@ -13,6 +13,7 @@ import type { Settings } from '../settings.js';
 import { tendVersion } from '../version.js';
 import { startWebhookDelivery } from '../webhooks/daemon.js';
 import { buildEngine, type BuildEngineConfig } from './build-engine.js';
+import { runInOrder } from './in-order.js';
 
 export interface EngineHostOptions {
   dataDir: string;
@@ -114,7 +115,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
     api,
     ownership,
     stop() {
-      stopping ??= stopOrder({ engine, api, webhooks, ownership, last: () => saveSoon.cancel() });
+      stopping ??= stopOrder({ engine, api, webhooks, ownership, last: () => saveSoon.cancel(), log: o.log });
       return stopping;
     },
   };
@@ -127,13 +128,18 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
  * and webhook delivery (requests still answered meanwhile; closing waits for those in flight,
  * which may have started cancels of their own); the store last, then the claim on the data dir.
  */
-async function stopOrder(p: { engine: Engine; api: ApiServer | null; webhooks: { stop(): Promise<void> }; ownership: Ownership; last: () => void }): Promise<void> {
-  await p.engine.stop();
-  await p.api?.close().catch(() => undefined);
-  await p.webhooks.stop();
-  p.last();
-  await p.engine.close();
-  p.ownership.release();
+async function stopOrder(p: { engine: Engine; api: ApiServer | null; webhooks: { stop(): Promise<void> }; ownership: Ownership; last: () => void; log: (line: string) => void }): Promise<void> {
+  await runInOrder(
+    [
+      ['the scheduler', () => p.engine.stop()],
+      ['the API', () => p.api?.close()],
+      ['webhook delivery', () => p.webhooks.stop()],
+      ['the state file', p.last],
+      ['the store', () => p.engine.close()],
+      ['the claim on the data dir', () => p.ownership.release()],
+    ],
+    p.log,
+  );
 }
 
 /**
