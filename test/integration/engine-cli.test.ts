@@ -46,6 +46,17 @@ function latestRun(routine: string): { id: string; status: string; run_dir: stri
   }
 }
 
+/** The routine's events, one per line, for a failure message. */
+function eventsOf(routine: string): string {
+  const db = new Database(join(dir, 'tend.db'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare(`SELECT at, type, run_id, message FROM events WHERE routine_id LIKE ? ORDER BY id`).all(`%:${routine}`) as { at: number; type: string; run_id: string | null; message: string }[];
+    return rows.map((e) => `${new Date(e.at).toISOString()} ${e.type} ${e.run_id ?? ''} ${e.message}`).join('\n');
+  } finally {
+    db.close();
+  }
+}
+
 describe('tend routine run | restart | stop', () => {
   it('each reports its result; restart stops the old instance and starts a new one in one operation', async () => {
     tendOk(dir, ['routine', 'add', 'cli/rt', '--realtime', '--', SHARED_FIX('hang.sh')]);
@@ -59,7 +70,8 @@ describe('tend routine run | restart | stop', () => {
     expect(restarted.started.id).not.toBe(first.id);
     expect(alive(firstPid)).toBe(false);
     const second = latestRun('cli/rt')!;
-    expect(second.id).toBe(restarted.started.id);
+    // Once seen under load: a newer run than the one restart started. The events say who made it.
+    expect(second.id, `latest run is not restart's; events:\n${eventsOf('cli/rt')}`).toBe(restarted.started.id);
     const secondPid = await waitFor(() => pidRecord(second.run_dir!)?.pid, 5000, 'the new pid');
     expect(alive(secondPid)).toBe(true);
 
