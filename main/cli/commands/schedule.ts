@@ -24,7 +24,7 @@ export function register(program: Command): void {
       .option('--json', 'machine-readable output')
       .action(
         action(async (name: string, o: { json?: boolean }) => {
-          const { setScheduleMode } = await import('../../engine/ops/schedules.js');
+          const { setScheduleMode } = await import('../../engine/ops/schedule-mode.js');
           await withStore((s) => setScheduleMode(s, name, mode, Date.now()));
           const { nudgeDaemon } = await import('../../engine/daemon/nudge.js');
           nudgeDaemon(await dataDirPath());

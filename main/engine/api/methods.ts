@@ -9,7 +9,7 @@ import { invalid, notFound } from '../errors.js';
 import type { Engine } from '../engine.js';
 import { JobInputSchema, getJob, postJob } from '../ops/jobs.js';
 import { clearRoutine, editRoutine, pauseRoutine, removeRoutine, resumeRoutine, saveRoutine } from '../ops/routines.js';
-import { setScheduleMode } from '../ops/schedules.js';
+import { setScheduleMode } from '../ops/schedule-mode.js';
 import { forgetWorker } from '../ops/workers.js';
 import { listRoutines, publicDef, runSummary, showRoutine } from '../ops/views.js';
 import { daemonStatus } from '../daemon/status.js';

@@ -1,12 +1,12 @@
 // The HTTP API: every contract channel as a route (contract/routes.ts), bearer-token auth on every route
 // but /health, server-sent events for engine events and log follows, an OpenAPI document.
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { createRequire } from 'node:module';
 import type { Engine } from '../engine.js';
 import { zodIssues } from '../domain/schema.js';
 import { invalid, TendError, toResultError } from '../errors.js';
 import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
 import { dispatch, makeMethods } from './methods.js';
-import { openApiDocument } from './openapi.js';
 import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from '../../../contract/routes.js';
 import { followRoute } from './follow.js';
 import { serveRenderer } from './static.js';
@@ -68,6 +68,9 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
     // Errors the router raises before any route (a URL that is not valid percent-encoding) answer
     // in the same {ok: false, error} shape as everything else.
     frameworkErrors: (err, _req, reply) => sendError(reply, err.statusCode ?? 400, { code: 'BAD_REQUEST', message: err.message }),
+    // No route declares a JSON schema (zod checks every input): Fastify's Ajv validator and
+    // serializer compilers (some 100 modules, ~6 MiB) are built only if one ever does.
+    schemaController: { compilersFactory: { buildValidator: lazyCompiler<'buildValidator'>('@fastify/ajv-compiler'), buildSerializer: lazyCompiler<'buildSerializer'>('@fastify/fast-json-stringify-compiler') } },
   });
   const routes: ApiServer['routes'] = [];
   const streams = new Streams();
@@ -126,7 +129,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
 
   const extra = (k: keyof typeof EXTRA_ROUTES) => ({ method: EXTRA_ROUTES[k].method, url: EXTRA_ROUTES[k].path, config: { scope: EXTRA_ROUTES[k].scope } });
   app.route({ ...extra('health'), handler: async () => ({ ok: true, value: { status: 'ok', pid: process.pid } }) });
-  app.route({ ...extra('openapi'), handler: async () => openApiDocument(routes) });
+  app.route({ ...extra('openapi'), handler: async () => (await import('./openapi.js')).openApiDocument(routes) });
   app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, streams, req, reply) });
   app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, streams, req, reply) });
 
@@ -148,6 +151,18 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   writeApiFile(engine.dataDir, { url, token, pid: process.pid });
   return { app, url, token, routes, close: () => app.close() };
+}
+
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
+/** One of Fastify's compiler factories, required from Fastify's own dependencies on first use. */
+function lazyCompiler<K extends keyof CompilersFactory>(name: string): NonNullable<CompilersFactory[K]> {
+  let build: ((...args: unknown[]) => unknown) | null = null;
+  const factory = (...args: unknown[]) => {
+    build ??= (createRequire(createRequire(import.meta.url).resolve('fastify'))(name) as () => (...a: unknown[]) => unknown)();
+    return build(...args);
+  };
+  return factory as NonNullable<CompilersFactory[K]>;
 }
 
 function sendError(reply: FastifyReply, status: number, error: { code: string; message: string; issues?: unknown }) {

@@ -12,6 +12,9 @@ import type { Store } from '../store/store.js';
 import { cancelQueuedRetries, dependencyIssues, initialTrigger } from './routines.js';
 import { publicDef } from './views.js';
 
+// The API's switch of a schedule's mode lives apart, so the daemon loads no YAML parser for it.
+export { setScheduleMode } from './schedule-mode.js';
+
 export interface ImportResult {
   schedule: string;
   created: string[];
@@ -269,12 +272,4 @@ export function scheduleJsonSchema(): unknown {
     description: 'A schedule: a named list of routines, kept as YAML in git and loaded with `tend schedule import FILE`. Durations: 500ms, 30s, 5m, 2h, 1d, 1h30m (a bare number is milliseconds).',
     ...rest,
   };
-}
-
-export function setScheduleMode(store: Store, name: string, mode: ScheduleMode, now: number): void {
-  if (!store.routines.schedule(name)) throw notFound(`schedule ${name}`);
-  store.tx(() => {
-    store.routines.setScheduleMode(name, mode);
-    store.events.append({ type: mode === 'observe' ? 'schedule:observe' : 'schedule:active', message: `schedule ${name} is ${mode === 'observe' ? 'observe-only: status tracked, no commands sent' : 'active'}` }, now);
-  });
 }

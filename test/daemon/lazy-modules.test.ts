@@ -1,0 +1,39 @@
+// An idle daemon loads what idling needs: no YAML parser (only schedule import/export use one),
+// no Ajv (no route declares a JSON schema; zod checks inputs), no OpenAPI builder until the
+// document is asked for. Each would cost the resident daemon megabytes it never uses.
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, scratch } from '../helpers/cli.js';
+import { Daemon } from '../helpers/daemon.js';
+import { useDaemonBox } from '../helpers/daemon-box.js';
+import { join } from 'node:path';
+
+let box: ReturnType<typeof scratch>;
+useDaemonBox(() => box);
+
+const loaded = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('module ') || l.startsWith('required '))
+    .map((l) => l.slice(l.indexOf(' ') + 1));
+
+describe('an idle daemon loads only what idling needs', () => {
+  it('serves its API without yaml, ajv or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
+    box = scratch('tend-lazy-daemon-');
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs')] }).ready();
+    const api = await d.serving();
+    const health = await fetch(`${api.url}/health`);
+    expect(health.status).toBe(200);
+    const before = d.stderr;
+    const doc = await fetch(`${api.url}/api/openapi.json`, { headers: { authorization: `Bearer ${api.token}` } });
+    expect(doc.status).toBe(200);
+    expect(((await doc.json()) as { openapi?: string }).openapi).toMatch(/^3\./);
+    await d.stop();
+    const idle = loaded(before);
+    const all = loaded(d.stderr); // CommonJS modules are listed at exit: they cover the document's request too
+    expect(idle.some((m) => m.includes('/dist/main/engine/api/server.js'))).toBe(true);
+    expect(all.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
+    expect(all.filter((m) => /\/node_modules\/(yaml|ajv|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//.test(m))).toEqual([]);
+    expect(idle.filter((m) => m.includes('/api/openapi.js'))).toEqual([]);
+    expect(all.some((m) => m.includes('/dist/main/engine/api/openapi.js'))).toBe(true);
+  });
+});
