@@ -96,24 +96,35 @@ function describe(pid: number, owner: number | null): string {
   }
 }
 
+// One transaction function per connection, taking the body as its argument: better-sqlite3 builds
+// a wrapper (and its four variants) on every db.transaction() call, which the pass paid per run.
+type Runner = ReturnType<DB['transaction']>;
+const runners = new WeakMap<DB, Runner>();
+function runnerOf(db: DB): Runner {
+  let r = runners.get(db);
+  if (!r) runners.set(db, (r = db.transaction((body: () => unknown) => body())));
+  return r;
+}
+
 /**
  * `fn` in a BEGIN IMMEDIATE transaction. A busy database is met only at BEGIN, before `fn` ran
  * (the lock is ours from then on), so that attempt is safely tried again, until BUSY_LIMIT_MS.
  */
 export function writeTx<T>(db: DB, fn: () => T): T {
+  const run = runnerOf(db);
   if (db.inTransaction || db.readonly) {
     const outermost = !db.inTransaction;
-    return settleAfter(db, outermost, () => db.transaction(fn)());
+    return settleAfter(db, outermost, () => run(fn) as T);
   }
   const started = Date.now();
   for (;;) {
     let entered = false;
     try {
       return settleAfter(db, true, () =>
-        db.transaction(() => {
+        run.immediate(() => {
           entered = true;
           return fn();
-        }).immediate(),
+        }) as T,
       );
     } catch (err) {
       if (entered || !isBusy(err)) throw err;
