@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TendError } from '../errors.js';
-import { settleAfter } from './after-commit.js';
+import { settleAfter, writeGathered } from './after-commit.js';
 import type { DB } from './db.js';
 
 /** SQLite's own wait for the lock, per attempt (PRAGMA busy_timeout). */
@@ -112,9 +112,15 @@ function runnerOf(db: DB): Runner {
  */
 export function writeTx<T>(db: DB, fn: () => T): T {
   const run = runnerOf(db);
+  // The outermost level makes the writes its body gathered before it commits.
+  const outer = (): T => {
+    const out = fn();
+    writeGathered(db);
+    return out;
+  };
   if (db.inTransaction || db.readonly) {
     const outermost = !db.inTransaction;
-    return settleAfter(db, outermost, () => run(fn) as T);
+    return settleAfter(db, outermost, () => run(outermost ? outer : fn) as T);
   }
   const started = Date.now();
   for (;;) {
@@ -123,7 +129,7 @@ export function writeTx<T>(db: DB, fn: () => T): T {
       return settleAfter(db, true, () =>
         run.immediate(() => {
           entered = true;
-          return fn();
+          return outer();
         }) as T,
       );
     } catch (err) {

@@ -1,6 +1,16 @@
 import { eventProblems, specOf, type EventData, type EventType } from '../events/catalogue.js';
-import { afterCommit } from './after-commit.js';
+import { afterCommit, writeAtCommit } from './after-commit.js';
 import type { DB } from './db.js';
+
+type Statement = ReturnType<DB['prepare']>;
+
+/** Rows of the largest multi-row insert (8 parameters each, far below SQLite's limit). */
+const INSERT_ROWS = 64;
+
+interface Pending {
+  row: EventRow;
+  data: string | null;
+}
 
 export type Level = 'info' | 'warn' | 'error';
 
@@ -64,15 +74,16 @@ const toEvent = (r: EventRecord): EventRow => ({
 
 /**
  * The append-only logging plane, and its one way in: `append` checks the event against the
- * catalogue, writes it inside the caller's transaction, and tells `onCommitted` listeners once that
- * transaction has committed (never, if it rolls back).
+ * catalogue, writes it inside the caller's transaction (with the others that transaction appended,
+ * as it ends: read back, and given its id, once committed), and tells `onCommitted` listeners once
+ * that transaction has committed (never, if it rolls back).
  */
 export class EventStore {
   private readonly s;
+  private readonly inserts = new Map<number, Statement>();
   private readonly listeners = new Set<(row: EventRow) => void>();
   constructor(private readonly db: DB) {
     this.s = {
-      insert: db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       lastId: db.prepare(`SELECT COALESCE(MAX(id), 0) FROM events`).pluck(),
       forRoutine: db.prepare(`SELECT * FROM events WHERE routine_id = ? ORDER BY id DESC LIMIT ?`),
@@ -101,10 +112,39 @@ export class EventStore {
       message: e.message,
       data: e.data ?? null,
     };
-    const info = this.s.insert.run(at, row.type, row.level, row.routineId, row.runId, row.jobId, row.message, row.data ? JSON.stringify(row.data) : null);
-    row.id = Number(info.lastInsertRowid);
+    writeAtCommit(this.db, this.insertAll, { row, data: row.data ? JSON.stringify(row.data) : null });
     if (this.listeners.size) afterCommit(this.db, () => this.publish(row));
     return row;
+  }
+
+  /**
+   * The events a transaction appended, as multi-row inserts of at most INSERT_ROWS rows (a
+   * statement per row was a tenth of the pass). Ids follow append order: AUTOINCREMENT gives the
+   * rows of one insert consecutive ids after every id ever used, and nothing else writes meanwhile
+   * (the transaction holds the write lock), so the last id and the count give each row its own.
+   */
+  private readonly insertAll = (items: Pending[]): void => {
+    for (let i = 0; i < items.length; ) {
+      let n = INSERT_ROWS;
+      while (n > items.length - i) n >>= 1;
+      const chunk = items.slice(i, i + n);
+      const params: unknown[] = [];
+      for (const { row, data } of chunk) params.push(row.at, row.type, row.level, row.routineId, row.runId, row.jobId, row.message, data);
+      const last = Number(this.insertOf(n).run(params).lastInsertRowid);
+      chunk.forEach((p, k) => (p.row.id = last - n + 1 + k));
+      i += n;
+    }
+  };
+
+  /** One statement per power-of-two row count, prepared when first needed. */
+  private insertOf(rows: number): Statement {
+    let stmt = this.inserts.get(rows);
+    if (!stmt) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+      stmt = this.db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES ${values}`);
+      this.inserts.set(rows, stmt);
+    }
+    return stmt;
   }
 
   /** Each listener on its own: one that throws neither stops the others nor reaches the appender. */

@@ -73,6 +73,58 @@ describe('publication follows the transaction', () => {
   });
 });
 
+describe('a transaction writes its events together as it ends', () => {
+  it('ids follow append order across multi-row inserts of every size; what the bus carries is what the table holds', () => {
+    f = new Fixture();
+    const got = heard();
+    f.store.events.append({ type: 'job:posted', jobId: 0, message: 'before' }, 1);
+    // 64 + 32 + 8 + 2 + 1 rows kept around two rolled-back savepoints (one at the start, one inside).
+    f.store.tx(() => {
+      expect(() =>
+        f.store.tx(() => {
+          f.store.events.append({ type: 'job:posted', jobId: -1, message: 'dropped first' }, 2);
+          throw new Error('inner fails');
+        }),
+      ).toThrow('inner fails');
+      for (let i = 1; i <= 107; i++) {
+        f.store.events.append({ type: 'job:posted', jobId: i, message: `e${i}` }, 2);
+        if (i === 50) {
+          expect(() =>
+            f.store.tx(() => {
+              f.store.events.append({ type: 'job:posted', jobId: -2, message: 'dropped inside' }, 2);
+              throw new Error('inner fails');
+            }),
+          ).toThrow('inner fails');
+        }
+      }
+      expect(got.length).toBe(1);
+    });
+    f.store.events.append({ type: 'job:posted', jobId: 108, message: 'after' }, 3);
+    const stored = f.store.events.after(0, 1000);
+    expect(stored.map((e) => e.jobId)).toEqual(Array.from({ length: 109 }, (_, i) => i));
+    expect(got).toEqual(stored);
+    const ids = stored.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('a transaction that rolls back writes none of its events, and the next one numbers on after the last written', () => {
+    f = new Fixture();
+    f.store.events.append({ type: 'job:posted', jobId: 1, message: 'kept' }, 1);
+    expect(() =>
+      f.store.tx(() => {
+        for (let i = 0; i < 70; i++) f.store.events.append({ type: 'job:posted', jobId: 2, message: 'rolled back' }, 1);
+        throw new Error('outer fails');
+      }),
+    ).toThrow('outer fails');
+    f.store.tx(() => f.store.events.append({ type: 'job:posted', jobId: 3, message: 'next' }, 1));
+    expect(f.store.events.after(0).map((e) => [e.jobId, e.message])).toEqual([
+      [1, 'kept'],
+      [3, 'next'],
+    ]);
+  });
+});
+
 describe('listeners are isolated', () => {
   it('a listener that throws fails neither the operation nor the other listeners', () => {
     f = new Fixture();
