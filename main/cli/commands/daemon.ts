@@ -63,16 +63,23 @@ export function register(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(
       action(async (o: { json?: boolean }) => {
-        const [{ daemonStatus, hasDatabase }, { Store }, { paths }, { webhookStatusLines }] = await Promise.all([
-          import('../../engine/daemon/status.js'),
-          import('../../engine/store/store.js'),
-          import('../../engine/datadir.js'),
-          import('../../engine/webhooks/status.js'),
-        ]);
+        // A live daemon's counts are in its state file: no SQLite is loaded for them.
+        const { ownerCounts, readOwner, statusFrom } = await import('../../engine/daemon/status-read.js');
         const dir = await dataDirPath();
-        const store = hasDatabase(dir) ? Store.open(paths(dir).db, { readonly: true }) : null;
+        const now = Date.now();
+        const owner = readOwner(dir, now);
+        const saved = ownerCounts(owner, now);
+        let store: { close(): void } | null = null;
         try {
-          const s = daemonStatus(dir, store, Date.now());
+          let s;
+          if (saved) s = statusFrom(dir, owner, now, saved);
+          else {
+            const [{ daemonStatus, hasDatabase }, { Store }, { paths }] = await Promise.all([import('../../engine/daemon/status.js'), import('../../engine/store/store.js'), import('../../engine/datadir.js')]);
+            const opened = hasDatabase(dir) ? Store.open(paths(dir).db, { readonly: true }) : null;
+            store = opened;
+            s = daemonStatus(dir, opened, now);
+          }
+          const { webhookStatusLines } = o.json ? { webhookStatusLines: () => [] } : await import('../../engine/webhooks/status.js');
           print(o.json, s, () =>
             [
               `data dir:  ${s.dataDir}`,

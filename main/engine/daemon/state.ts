@@ -1,6 +1,7 @@
 // daemon.state.json: written atomically each pass, read by `status`, `doctor` and attaching apps.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { paths } from '../datadir.js';
+import type { SavedStatusCounts } from './status-counts.js';
 
 export interface DaemonState {
   pid: number;
@@ -15,6 +16,8 @@ export interface DaemonState {
   /** Backends the health gate holds paused (name → why), as of the last pass. */
   pausedBackends?: Record<string, string>;
   history?: { keepDays: number | null; lastSweep: { at: string; runs: number; jobs: number; events: number; dirs: number } | null };
+  /** What `tend daemon status` counts in the database, as of `counts.at` (recounted when it changed). */
+  counts?: SavedStatusCounts;
 }
 
 export function writeState(dataDir: string, state: DaemonState): void {

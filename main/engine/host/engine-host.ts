@@ -5,6 +5,7 @@ import { startApi, type ApiServer } from '../api/server.js';
 import { dataDirChange, dataDirIdentity } from '../daemon/data-dir-watch.js';
 import { claimOwnership, type Ownership } from '../daemon/ownership.js';
 import { writeState, type DaemonState } from '../daemon/state.js';
+import { statusCountsKeeper } from '../daemon/status-counts.js';
 import { throttle } from '../daemon/throttle.js';
 import type { Engine, EngineConfig } from '../engine.js';
 import { errorMessage } from '../errors.js';
@@ -75,8 +76,15 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   };
   const opened = dataDirIdentity(o.dataDir);
   let lost = false;
+  // `tend daemon status --json` reads these instead of opening the database.
+  const counts = statusCountsKeeper(engine.store);
   const save = () => {
     if (lost) return; // never into a directory that is not the one we own
+    try {
+      state.counts = counts(Date.now());
+    } catch {
+      delete state.counts; // status counts in the database itself
+    }
     try {
       writeState(o.dataDir, state);
     } catch {
