@@ -135,6 +135,8 @@ export interface StateFile {
   lastHeartbeat: string;
   lastPass: unknown;
   api: { url: string } | null;
+  /** The status counts the daemon saved (see main/engine/daemon/status-counts.ts). */
+  counts?: Record<string, unknown>;
 }
 
 export interface ApiFile {
