@@ -26,7 +26,6 @@ export const SILENT = 'heartbeat silent';
 
 export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<number> {
   const entries = ctx.store.ledger.all().filter((e) => !only || only.has(`${e.kind}:${e.refId}`));
-  if (entries.length === 0) return 0;
   const groups = new Map<string, LedgerEntry[]>();
   for (const e of entries) groups.set(e.backend, [...(groups.get(e.backend) ?? []), e]);
   let settled = 0;
@@ -84,11 +83,10 @@ function guarded(ctx: Ctx, entry: LedgerEntry, fn: () => void): void {
 function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbeatAt: number | null): void {
   if (entry.kind === 'job') {
     const id = Number(entry.refId);
-    if (ctx.store.jobs.status(id) === 'FETCHED') {
-      ctx.events.tx(() => {
-        if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.events.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
-      });
-    }
+    // Moves only from FETCHED: a job seen running before is left as it is.
+    ctx.events.tx(() => {
+      if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.events.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
+    });
     return;
   }
   const run = ctx.store.runs.get(entry.refId);
@@ -99,7 +97,8 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
     stopAsync(ctx, run);
     return;
   }
-  if (heartbeatAt !== null && (run.heartbeatAt === null || heartbeatAt > run.heartbeatAt)) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
+  // The store keeps only a newer beat: one reported again, or older, changes nothing.
+  if (heartbeatAt !== null) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
   if (run.status !== 'STARTING') return;
   ctx.events.tx(() => {
     if (moveRun(ctx.store, run.id, run.kind, 'started', { startedAt })) {
@@ -148,7 +147,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
   const to = moveRun(ctx.store, run.id, 'batch', ok ? 'succeed' : 'fail', { ...base(outcome, now), reason, startedAt: run.startedAt ?? outcome.startedAt });
   if (!to) {
     // Stopped by hand: the run is CANCELLED already; keep how the process actually ended.
-    ctx.store.runs.cas(run.id, [run.status === 'CANCELLED' ? 'CANCELLED' : run.status], run.status, base(outcome, now));
+    ctx.store.runs.cas(run.id, [run.status], run.status, base(outcome, now));
     return;
   }
   ctx.events.log({
@@ -167,7 +166,7 @@ function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): v
   const quick = !silenced(run) && (run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS);
   const streak = quick ? quickDeaths(ctx, run.routineId, run.id) + 1 : 0;
   const giveUp = streak >= CRASH_LOOP;
-  const to = moveRun(ctx.store, run.id, 'realtime', giveUp ? 'give_up' : 'exit', {
+  const to = moveRun(ctx.store, run.id, run.kind, giveUp ? 'give_up' : 'exit', {
     ...base(outcome, now),
     reason: giveUp ? `crash loop: ${streak} quick deaths in a row, last: ${reason}` : reason,
   });
@@ -190,7 +189,8 @@ export function quickDeaths(ctx: Ctx, routineId: string, exceptRunId?: string): 
   for (const r of ctx.store.runs.recentRealtime(routineId, CRASH_LOOP + 2)) {
     if (r.id === exceptRunId) continue;
     if (r.status !== 'EXITED' || silenced(r)) break;
-    if (r.startedAt !== null && r.endedAt !== null && r.endedAt - r.startedAt >= QUICK_DEATH_MS) break;
+    // An EXITED run always has its end; one never seen running lived too briefly to be seen.
+    if (r.startedAt !== null && (r.endedAt ?? 0) - r.startedAt >= QUICK_DEATH_MS) break;
     n++;
     if (r.manual) break;
   }
