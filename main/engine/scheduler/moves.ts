@@ -20,13 +20,20 @@ export type RunEvent = BatchRunEvent | RealtimeRunEvent;
 
 /** The states `event` may leave, grouped by where it takes them: one compare-and-set per target. */
 function targets(m: Machine<string, string>, event: string): Map<string, string[]> {
-  const byTarget = new Map<string, string[]>();
+  // The tables are constant: worked out once per machine and event (the pass moves every run twice).
+  let byEvent = known.get(m);
+  if (!byEvent) known.set(m, (byEvent = new Map()));
+  let byTarget = byEvent.get(event);
+  if (byTarget) return byTarget;
+  byTarget = new Map<string, string[]>();
   for (const from of m.fromStates(event)) {
     const to = m.table[from]![event]!;
     byTarget.set(to, [...(byTarget.get(to) ?? []), from]);
   }
+  byEvent.set(event, byTarget);
   return byTarget;
 }
+const known = new WeakMap<Machine<string, string>, Map<string, Map<string, string[]>>>();
 
 /** Apply a lifecycle event to a run in SQL. Returns the new status, or null if the run was not in a state that takes it. */
 export function moveRun(store: Store, id: string, kind: RoutineKind, event: RunEvent, patch: RunPatch = {}): RunStatus | null {
