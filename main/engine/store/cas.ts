@@ -44,19 +44,30 @@ export class CompareAndSet<P extends object> {
 
   /** True when the row was in one of `from` and is now `to`, patched; false when someone moved it first. */
   move(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown> = {}): boolean {
+    const { stmt, params } = this.bind(id, from, to, patch, extra, '');
+    return stmt.run(params).changes === 1;
+  }
+
+  /** As `move`, giving back the `returning` columns (an SQL list) of the row as moved; null when someone moved it first. */
+  moveReturning<R>(id: string | number, from: readonly string[], to: string, patch: P, returning: string): R | null {
+    const { stmt, params } = this.bind(id, from, to, patch, {}, returning);
+    return (stmt.get(params) as R | undefined) ?? null;
+  }
+
+  private bind(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown>, returning: string) {
     const keys = (Object.keys(patch) as (keyof P & string)[]).filter((k) => patch[k] !== undefined);
-    const shape = `${from.length}|${keys.join(',')}`;
+    const shape = `${from.length}|${keys.join(',')}|${returning}`;
     let stmt = this.prepared.get(shape);
     if (!stmt) {
       const { id: idCol, status } = this.keys;
       const sets = [`${status} = @to`, ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
       const states = from.map((_, i) => `@from${i}`).join(', ');
-      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})`);
+      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})${returning ? ` RETURNING ${returning}` : ''}`);
       this.prepared.set(shape, stmt);
     }
     const params: Record<string, unknown> = { ...extra, id, to };
     from.forEach((f, i) => (params[`from${i}`] = f));
     for (const k of keys) params[k] = patch[k];
-    return stmt.run(params).changes === 1;
+    return { stmt, params };
   }
 }

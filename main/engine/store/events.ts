@@ -1,11 +1,7 @@
 import { eventProblems, specOf, type EventData, type EventType } from '../events/catalogue.js';
 import { afterCommit, writeAtCommit } from './after-commit.js';
 import type { DB } from './db.js';
-
-type Statement = ReturnType<DB['prepare']>;
-
-/** Rows of the largest multi-row insert (8 parameters each, far below SQLite's limit). */
-const INSERT_ROWS = 64;
+import { MultiRow } from './multi-row.js';
 
 interface Pending {
   row: EventRow;
@@ -80,9 +76,15 @@ const toEvent = (r: EventRecord): EventRow => ({
  */
 export class EventStore {
   private readonly s;
-  private readonly inserts = new Map<number, Statement>();
+  private readonly inserts: MultiRow<Pending>;
   private readonly listeners = new Set<(row: EventRow) => void>();
   constructor(private readonly db: DB) {
+    this.inserts = new MultiRow<Pending>(
+      db,
+      '(?, ?, ?, ?, ?, ?, ?, ?)',
+      (values) => `INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES ${values}`,
+      ({ row, data }) => [row.at, row.type, row.level, row.routineId, row.runId, row.jobId, row.message, data],
+    );
     this.s = {
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       lastId: db.prepare(`SELECT COALESCE(MAX(id), 0) FROM events`).pluck(),
@@ -118,34 +120,17 @@ export class EventStore {
   }
 
   /**
-   * The events a transaction appended, as multi-row inserts of at most INSERT_ROWS rows (a
-   * statement per row was a tenth of the pass). Ids follow append order: AUTOINCREMENT gives the
-   * rows of one insert consecutive ids after every id ever used, and nothing else writes meanwhile
-   * (the transaction holds the write lock), so the last id and the count give each row its own.
+   * The events a transaction appended, in multi-row inserts (a statement per row was a tenth of
+   * the pass). Ids follow append order: AUTOINCREMENT gives the rows of one insert consecutive ids
+   * after every id ever used, and nothing else writes meanwhile (the transaction holds the write
+   * lock), so the last id and the count give each row its own.
    */
   private readonly insertAll = (items: Pending[]): void => {
-    for (let i = 0; i < items.length; ) {
-      let n = INSERT_ROWS;
-      while (n > items.length - i) n >>= 1;
-      const chunk = items.slice(i, i + n);
-      const params: unknown[] = [];
-      for (const { row, data } of chunk) params.push(row.at, row.type, row.level, row.routineId, row.runId, row.jobId, row.message, data);
-      const last = Number(this.insertOf(n).run(params).lastInsertRowid);
-      chunk.forEach((p, k) => (p.row.id = last - n + 1 + k));
-      i += n;
-    }
+    this.inserts.run(items, (chunk, result) => {
+      const last = Number(result.lastInsertRowid);
+      chunk.forEach((p, k) => (p.row.id = last - chunk.length + 1 + k));
+    });
   };
-
-  /** One statement per power-of-two row count, prepared when first needed. */
-  private insertOf(rows: number): Statement {
-    let stmt = this.inserts.get(rows);
-    if (!stmt) {
-      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-      stmt = this.db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, job_id, message, data) VALUES ${values}`);
-      this.inserts.set(rows, stmt);
-    }
-    return stmt;
-  }
 
   /** Each listener on its own: one that throws neither stops the others nor reaches the appender. */
   private publish(row: EventRow): void {

@@ -2,7 +2,9 @@ import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 import { writeTx } from './busy.js';
-import { RUN_TERMINAL, RunTotals } from './totals.js';
+import { RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
+
+const FINISHED_COLUMNS = 'routine_id, kind, status, started_at, ended_at';
 
 interface RunRecord {
   id: string;
@@ -124,7 +126,8 @@ export class RunStore {
 
   insert(run: RunRow): void {
     this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
-    if (RUN_TERMINAL.has(run.status)) this.totals.finished(run.id);
+    // The insert writes no start or end: counted as stored.
+    if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, started_at: null, ended_at: null });
   }
 
   /** Prepared on first use: a read-only open of an older database has no totals tables. */
@@ -224,12 +227,14 @@ export class RunStore {
    */
   cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}): boolean {
     if (!RUN_TERMINAL.has(to) || from.every((f) => RUN_TERMINAL.has(f))) return this.moves.move(id, from, to, patch);
-    // A run that finishes is counted once, as it finishes, in the transaction that finishes it.
+    // A run that finishes is counted once, as it finishes, in the transaction that finishes it:
+    // counted as its row reads once moved (the end clamped to the start). Inside a transaction the
+    // move is one statement and the count is gathered with it, so no savepoint of its own is needed.
     const finish = () => {
-      const moved = this.moves.move(id, from, to, patch);
-      if (moved) this.totals.finished(id);
-      return moved;
+      const moved = this.moves.moveReturning<FinishedRun>(id, from, to, patch, FINISHED_COLUMNS);
+      if (moved) this.totals.finished(moved);
+      return moved !== null;
     };
-    return writeTx(this.db, finish);
+    return this.db.inTransaction ? finish() : writeTx(this.db, finish);
   }
 }

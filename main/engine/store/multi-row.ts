@@ -1,0 +1,43 @@
+// One statement over many rows: `INSERT … VALUES (…), (…), …` for the rows a transaction gathered
+// (after-commit.ts writeAtCommit). Prepared once per power-of-two row count up to MAX_ROWS, so a
+// batch of any size takes a few statements and the connection keeps at most a handful of them.
+import type { DB } from './db.js';
+
+type Statement = ReturnType<DB['prepare']>;
+type RunResult = ReturnType<Statement['run']>;
+
+/** Rows of the largest statement (SQLite allows 32,766 parameters; a few per row stay far below). */
+export const MAX_ROWS = 64;
+
+export class MultiRow<T> {
+  private readonly prepared = new Map<number, Statement>();
+
+  /** `sql(values)` is the statement for a `values` list of row tuples; `params` the row's parameters, in tuple order. */
+  constructor(
+    private readonly db: DB,
+    private readonly tuple: string,
+    private readonly sql: (values: string) => string,
+    private readonly params: (item: T) => unknown[],
+  ) {}
+
+  /** All of `items`, in order; `after(chunk, result)` hears each statement's result. */
+  run(items: readonly T[], after?: (chunk: readonly T[], result: RunResult) => void): void {
+    for (let i = 0; i < items.length; ) {
+      let n = MAX_ROWS;
+      while (n > items.length - i) n >>= 1;
+      const chunk = items.slice(i, i + n);
+      const result = this.statement(n).run(chunk.flatMap(this.params));
+      after?.(chunk, result);
+      i += n;
+    }
+  }
+
+  private statement(rows: number): Statement {
+    let stmt = this.prepared.get(rows);
+    if (!stmt) {
+      stmt = this.db.prepare(this.sql(Array.from({ length: rows }, () => this.tuple).join(', ')));
+      this.prepared.set(rows, stmt);
+    }
+    return stmt;
+  }
+}
