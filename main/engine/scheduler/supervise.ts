@@ -79,7 +79,8 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
   for (const run of active) {
     if (run.status !== 'RUNNING' && run.status !== 'STARTING') continue;
     const def = ctx.defs.byId.get(run.routineId);
-    if (!def || ctx.launches.stopping.has(run.id)) continue;
+    // A run being stopped has its reason set already, which the checks below look at.
+    if (!def) continue;
     const started = run.startedAt ?? run.createdAt;
     if (def.timeoutMs !== null && run.kind === 'batch' && now - started > def.timeoutMs && run.reason === null) {
       const reason = `timed out after ${Math.round(def.timeoutMs / 1000)}s`;
@@ -95,7 +96,7 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
         if (def.external) {
           // Tend cannot restart what it did not start: the routine needs attention.
           ctx.events.tx(() => {
-            if (moveRun(ctx.store, run.id, 'realtime', 'give_up', { reason: `${reason}; external routine, Tend cannot restart it`, endedAt: now })) {
+            if (moveRun(ctx.store, run.id, run.kind, 'give_up', { reason: `${reason}; external routine, Tend cannot restart it`, endedAt: now })) {
               ctx.events.log({ type: 'routine:silent', routineId: run.routineId, runId: run.id, message: `ERROR: ${reason}; external routine, Tend cannot restart it` });
             }
           });

@@ -3,10 +3,19 @@
 // an external realtime routine that goes silent is given up, not restarted; a paused realtime
 // routine is not started.
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../main/engine/clock.js';
+import { newRun } from '../../../main/engine/domain/run.js';
 import { reportExternal } from '../../../main/engine/ops/external.js';
 import { editRoutine, pauseRoutine, removeRoutine } from '../../../main/engine/ops/routines.js';
-import { restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
+import { enforceLimits, markLate, restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
 import { COMPUTER, Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+import { TestBackend } from '../../helpers/test-backend.js';
+
+/** A fixture whose backend keeps every launch queued (STARTING: launched, never seen running). */
+function queued(): Fixture {
+  const clock = new ManualClock(T0);
+  return new Fixture({ clock, backend: new TestBackend('local', { clock, startAs: 'queued' }) });
+}
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -50,6 +59,79 @@ describe('late runs', () => {
     f.advance(1);
     await f.pass();
     expect(f.run(retry.id).status).toBe('DELAYED');
+  });
+});
+
+describe('status of runs the pass does not know', () => {
+  it('a waiting run whose routine is gone is left to the orphan sweep: neither made late nor timed out', () => {
+    f = new Fixture();
+    const def = f.define({ id: 'r', cron: '0 * * * *', tolerance: '1m', timeout: '1m' });
+    const waiting = newRun(def, T0, T0);
+    const running = { ...newRun(def, T0, T0), status: 'RUNNING' as const, startedAt: T0 };
+    f.store.runs.insert(waiting);
+    removeRoutine(f.store, def.id, f.now());
+    f.scheduler.ctx.defs.refresh(f.store);
+    markLate(f.scheduler.ctx, [waiting], new Map(), T0 + HOUR);
+    enforceLimits(f.scheduler.ctx, [running], T0 + HOUR);
+    expect(f.events().map((e) => e.type)).toEqual(['routine:created', 'routine:removed']);
+    expect(f.run(waiting.id).status).toBe('PENDING');
+  });
+
+  it('a late run that no phase gave a reason is DELAYED as "not started"', async () => {
+    f = new Fixture();
+    const def = f.define({ id: 'r', cron: '0 * * * *', tolerance: '1m' });
+    const run = newRun(def, T0, T0);
+    f.store.runs.insert(run);
+    f.scheduler.ctx.defs.refresh(f.store);
+    markLate(f.scheduler.ctx, [run], new Map(), T0 + 2 * MIN);
+    expect(f.run(run.id)).toMatchObject({ status: 'DELAYED', reason: 'not started' });
+  });
+});
+
+describe('stopping', () => {
+  it('a stop that fails is reported, and asked again on the next pass', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const id = f.only('r').id;
+    f.store.runs.cas(id, ['STARTING'], 'CANCELLED', { reason: 'stopped by hand', endedAt: f.now() });
+    f.backend.fail('cancel', 'no such process group');
+    f.advance(SEC);
+    await f.pass();
+    await Promise.all(f.scheduler.ctx.launches.stopping.values());
+    expect(f.events('run:stop-failed').map((e) => [e.runId, e.message])).toEqual([[id, 'could not stop: no such process group']]);
+    f.backend.succeed('cancel');
+    f.advance(SEC);
+    await f.pass();
+    expect(f.backend.cancelled()).toEqual([id, id]);
+  });
+
+  it('a waiting run (never launched) of a removed routine is cancelled without a stop and without a fault', async () => {
+    f = new Fixture();
+    f.backend.setHealth(false, 'paused');
+    f.define({ id: 'r', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const id = f.only('r').id;
+    removeRoutine(f.store, full('r'), f.now());
+    await f.pass();
+    expect(f.run(id)).toMatchObject({ status: 'CANCELLED', reason: 'its routine was removed' });
+    expect(f.events('pass:fault')).toEqual([]);
+    expect(f.backend.cancelled()).toEqual([]);
+  });
+
+  it('a run of a removed routine recorded on a backend no longer configured is settled without a fault', async () => {
+    f = new Fixture();
+    f.define({ id: 'r', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const id = f.only('r').id;
+    f.store.db.prepare(`UPDATE ledger SET backend = 'gone'`).run();
+    removeRoutine(f.store, full('r'), f.now());
+    await f.pass();
+    expect(f.run(id)).toMatchObject({ status: 'CANCELLED', reason: 'its routine was removed' });
+    expect(f.events('pass:fault')).toEqual([]);
   });
 });
 
@@ -134,7 +216,92 @@ describe('timeouts', () => {
   });
 });
 
+describe('timeouts of runs not yet seen running', () => {
+  it('a run still STARTING (queued by its backend) times out counted from its creation', async () => {
+    f = queued();
+    f.define({ id: 'slow', cron: '0 * * * *', timeout: '1m' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('slow');
+    f.clock.set(run.createdAt + MIN);
+    await f.pass();
+    expect(f.backend.cancelled()).toEqual([]);
+    f.advance(1);
+    await f.pass();
+    expect(f.run(run.id)).toMatchObject({ status: 'STARTING', reason: 'timed out after 60s' });
+    expect(f.backend.cancelled()).toEqual([run.id]);
+  });
+
+  it('a run still waiting to be launched does not time out: the timeout counts from a launch', async () => {
+    f = new Fixture();
+    f.backend.setHealth(false, 'paused');
+    f.define({ id: 'slow', cron: '0 * * * *', timeout: '1m', tolerance: '1h' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.advance(5 * MIN);
+    await f.pass();
+    expect(f.only('slow')).toMatchObject({ status: 'PENDING', reason: null });
+    expect(f.events('run:timeout')).toEqual([]);
+  });
+
+  it('a realtime routine’s timeout never stops its instance (it is meant to run for ever)', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true, timeout: '1m' });
+    await f.pass();
+    f.advance(SEC);
+    await f.pass();
+    f.advance(HOUR);
+    await f.pass();
+    expect(f.backend.cancelled()).toEqual([]);
+    expect(f.events('run:timeout')).toEqual([]);
+  });
+});
+
 describe('realtime supervision', () => {
+  it('without a heartbeat, liveness is the process alone: a silent instance runs on', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true, grace: '10s' });
+    await f.pass();
+    f.advance(SEC);
+    await f.pass();
+    f.advance(HOUR);
+    await f.pass();
+    expect(f.only('feed')).toMatchObject({ status: 'RUNNING', reason: null });
+    expect(f.backend.cancelled()).toEqual([]);
+  });
+
+  it('an instance its backend has not started yet (STARTING) is not stopped for silence', async () => {
+    f = queued();
+    f.define({ id: 'feed', realtime: true, heartbeat: '10s', grace: '10s' });
+    await f.pass();
+    f.advance(5 * MIN);
+    await f.pass();
+    expect(f.only('feed')).toMatchObject({ status: 'STARTING', reason: null });
+    expect(f.backend.cancelled()).toEqual([]);
+  });
+
+  it('a routine in restart backoff says until when, and the micro-pass after another routine’s exit leaves it waiting', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', realtime: true });
+    f.define({ id: 'c', realtime: true });
+    await f.pass();
+    // Two quick deaths of c: its next start waits 1 s.
+    f.backend.finish(f.only('c').id, { exitCode: 1 });
+    await f.pass();
+    f.backend.finish(f.latest('c').id, { exitCode: 1 });
+    await f.pass();
+    expect(f.runs('c').map((r) => r.status)).toEqual(['EXITED', 'EXITED']);
+    expect(f.scheduler.waitReasons().get(full('c'))).toBe(`restart backoff until ${new Date(f.now() + SEC).toISOString()}`);
+    f.advance(2 * SEC);
+    const a = f.only('a');
+    f.backend.finish(a.id, { exitCode: 1 });
+    expect(await f.scheduler.settleExited(a.id)).toBe(true);
+    expect(f.runs('a').map((r) => r.status)).toEqual(['EXITED', 'STARTING']);
+    expect(f.runs('c')).toHaveLength(2);
+    await f.pass();
+    expect(f.runs('c')).toHaveLength(3);
+  });
+
   it('an external routine that goes silent is given up (ERROR), never restarted by Tend', async () => {
     f = new Fixture();
     f.define({ id: 'ext', realtime: true, external: true, heartbeat: '30s', grace: '10s' });
