@@ -120,10 +120,8 @@ export class Engine {
     this.retention = new Retention(this.store, cfg.dataDir, this.clock, cfg.retention ?? { keepDays: null }, (e) => this.log(e));
     this.loop = new Loop({
       intervalMs: cfg.intervalMs ?? s.intervalMs,
-      pass: async () => {
-        await this.scheduler.pass();
-        await this.sweepHistory();
-      },
+      pass: () => this.scheduler.pass(),
+      between: () => this.sweepHistory(),
     });
     this.control = {
       store: this.store,
@@ -165,12 +163,13 @@ export class Engine {
     return this.scheduler.ctx.events.tx(fn);
   }
 
-  /** Between passes, never inside one: a failed sweep is logged and tried again later. */
-  private async sweepHistory(): Promise<void> {
+  /** A slice of the history sweep, between passes, never inside one: a failed sweep is logged and tried again later. */
+  private async sweepHistory(): Promise<boolean> {
     try {
-      await this.retention.maybeSweep();
+      return await this.retention.step();
     } catch (err) {
       this.log({ type: 'history:failed', message: `removing old history failed: ${err instanceof Error ? err.message : String(err)}` });
+      return false;
     }
   }
 

@@ -1,9 +1,13 @@
 // A small self-rescheduling loop: tick / nudge / stop, never two passes at once. It never sleeps
 // longer than the interval (capped at 30 s) before looking again, so suspend and clock jumps are seen.
+// Long work (the history retention) runs between passes a slice at a time: a nudge, a stop or the
+// next pass's time is seen after each slice, so a pass never waits for more than one.
 
 export interface LoopOptions {
   intervalMs: number;
   pass: () => Promise<unknown>;
+  /** One slice of the work between passes; true while more is pending now. */
+  between?: () => Promise<boolean>;
   onError?: (err: unknown) => void;
 }
 
@@ -49,7 +53,23 @@ export class Loop {
         this.o.onError?.(err);
       }
       if (this.stopped) break;
-      if (!this.nudged) await this.sleep(Math.min(this.o.intervalMs, MAX_SLEEP_MS));
+      const nextAt = performance.now() + Math.min(this.o.intervalMs, MAX_SLEEP_MS);
+      await this.slices(nextAt);
+      if (this.stopped) break;
+      if (!this.nudged) await this.sleep(Math.max(0, nextAt - performance.now()));
+    }
+  }
+
+  /** Slices of the work between passes until it is done, or a pass is asked for or due. */
+  private async slices(nextAt: number): Promise<void> {
+    if (!this.o.between) return;
+    while (!this.stopped && !this.nudged && performance.now() < nextAt) {
+      try {
+        if (!(await this.o.between())) return;
+      } catch (err) {
+        this.o.onError?.(err);
+        return;
+      }
     }
   }
 

@@ -53,25 +53,65 @@ export class Retention {
     this.runsRoot = resolve(paths(dataDir).runs);
   }
 
-  /** Sweep when one is due (right after start, then every `everyMs`, or at once while there is more). */
-  async maybeSweep(): Promise<SweepReport | null> {
-    if (this.o.keepDays === null) return null;
-    const now = this.clock.now();
-    if (now < this.nextAt) return null;
-    // Set before sweeping: a sweep that throws is tried again after the interval, not every pass.
-    this.nextAt = now + (this.o.everyMs ?? 10 * 60_000);
-    const report = await this.sweep(now);
-    if (report.more) this.nextAt = now;
-    return report;
+  /** The sweep under way, a slice at a time (null between sweeps). */
+  private current: AsyncGenerator<void, SweepReport> | null = null;
+
+  /**
+   * One slice of the history sweep: a single short transaction (or the directories it freed).
+   * Starts a sweep when one is due (right after start, then every `everyMs`, or at once while the
+   * last one stopped at its limit). True while this sweep has more slices: the daemon's loop runs
+   * them between passes, and a pass that is asked for goes before the next slice.
+   */
+  async step(): Promise<boolean> {
+    if (!this.current) {
+      if (this.o.keepDays === null) return false;
+      const now = this.clock.now();
+      if (now < this.nextAt) return false;
+      // Set before sweeping: a sweep that throws is tried again after the interval, not every pass.
+      this.nextAt = now + (this.o.everyMs ?? 10 * 60_000);
+      this.current = this.slices(now);
+    }
+    let next: IteratorResult<void, SweepReport>;
+    try {
+      next = await this.current.next();
+    } catch (err) {
+      this.current = null;
+      throw err;
+    }
+    if (!next.done) {
+      await yieldToLoop();
+      return true;
+    }
+    this.current = null;
+    if (next.value.more) this.nextAt = next.value.at;
+    return false;
   }
 
+  /** A whole sweep when one is due (its slices one after another); null when none is. */
+  async maybeSweep(): Promise<SweepReport | null> {
+    const before = this.last;
+    while (await this.step());
+    return this.last !== before ? this.last : null;
+  }
+
+  /** A whole sweep now, its slices one after another. */
   async sweep(now = this.clock.now()): Promise<SweepReport> {
+    const slices = this.slices(now);
+    for (;;) {
+      const next = await slices.next();
+      if (next.done) return next.value;
+      await yieldToLoop();
+    }
+  }
+
+  /** The sweep as slices: yields after each transaction, returns the report. */
+  private async *slices(now: number): AsyncGenerator<void, SweepReport> {
     const keepDays = this.o.keepDays ?? Infinity;
     const cutoff = now - keepDays * DAY_MS;
     const batch = this.o.batch ?? 200;
     const max = this.o.maxPerSweep ?? 5000;
     const r: SweepReport = { at: now, cutoff, runs: 0, jobs: 0, events: 0, commands: 0, reports: 0, dirs: 0, more: false };
-    const dirs: string[] = [];
+    const days = new Set<string>();
 
     // Runs (the metrics counted them as they finished).
     for (let done = false; !done && r.runs < max; ) {
@@ -79,9 +119,9 @@ export class Retention {
       if (runs.length === 0) break;
       this.store.tx(() => this.store.history.removeRuns(runs));
       r.runs += runs.length;
-      for (const x of runs) if (LOCAL_DIRS.has(x.backend) && x.runDir) dirs.push(x.runDir);
+      r.dirs += this.removeDirs(runs.filter((x) => LOCAL_DIRS.has(x.backend) && x.runDir).map((x) => x.runDir!), days);
       done = runs.length < batch;
-      await yieldToLoop();
+      yield;
     }
     if (r.runs >= max) r.more = true;
 
@@ -93,10 +133,10 @@ export class Retention {
       const jobs = this.store.history.oldJobs(cutoff, limit);
       const removed = this.store.tx(() => jobs.filter((j) => this.store.history.removeJob(j.id)));
       r.jobs += removed.length;
-      for (const j of removed) if (LOCAL_DIRS.has(j.backend) && j.runDir) dirs.push(j.runDir);
+      r.dirs += this.removeDirs(removed.filter((j) => LOCAL_DIRS.has(j.backend) && j.runDir).map((j) => j.runDir!), days);
       skipped = jobs.length - removed.length;
       done = jobs.length < limit;
-      await yieldToLoop();
+      yield;
     }
     if (r.jobs >= max) r.more = true;
 
@@ -109,12 +149,12 @@ export class Retention {
         const n = prune(Math.min(batch * 5, max - r[key]));
         r[key] += n;
         if (n === 0 || r[key] >= max) break;
-        await yieldToLoop();
+        yield;
       }
       if (r[key] >= max) r.more = true;
     }
 
-    r.dirs = this.removeDirs(dirs);
+    removeEmptyDays(days);
     if (r.runs + r.jobs + r.events + r.commands + r.reports > 0) {
       this.log({
         type: 'history:pruned',
@@ -126,10 +166,9 @@ export class Retention {
     return r;
   }
 
-  /** Only directories inside this data dir's runs dir; a day directory left empty goes too. */
-  private removeDirs(dirs: string[]): number {
+  /** Only directories inside this data dir's runs dir; their day directories are noted in `days`. */
+  private removeDirs(dirs: string[], days: Set<string>): number {
     let n = 0;
-    const days = new Set<string>();
     for (const d of dirs) {
       const abs = resolve(d);
       const rel = relative(this.runsRoot, abs);
@@ -142,14 +181,18 @@ export class Retention {
         // A directory that cannot be removed now is left for the person (doctor shows disk use).
       }
     }
-    for (const day of days) {
-      try {
-        if (readdirSync(day).length === 0) rmdirSync(day);
-      } catch {
-        // Another job wrote into it meanwhile, or it is gone already.
-      }
-    }
     return n;
+  }
+}
+
+/** A day directory the sweep left empty goes too. */
+function removeEmptyDays(days: Set<string>): void {
+  for (const day of days) {
+    try {
+      if (readdirSync(day).length === 0) rmdirSync(day);
+    } catch {
+      // Another job wrote into it meanwhile, or it is gone already.
+    }
   }
 }
 
