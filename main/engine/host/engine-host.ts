@@ -78,22 +78,33 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   let lost = false;
   // `tend daemon status --json` reads these instead of opening the database.
   const counts = statusCountsKeeper(engine.store);
-  const save = () => {
-    if (lost) return; // never into a directory that is not the one we own
+  const recount = () => {
     try {
       state.counts = counts(Date.now());
     } catch {
       delete state.counts; // status counts in the database itself
     }
+  };
+  // What the file says beside the heartbeat. A change is saved within a period (a second, or the
+  // pass interval if shorter); a heartbeat alone every three periods (fresh for 10 s or more,
+  // state.ts): rewriting this file (a rename) every second was most of an idle daemon's CPU.
+  const period = Math.min(1000, o.intervalMs);
+  const content = () => JSON.stringify([state.pausedBackends, state.lastPass && { ...state.lastPass, durationMs: 0 }, state.history, state.clockJumps, state.counts?.at]);
+  let said = '';
+  let savedAt = -Infinity;
+  const save = () => {
+    if (lost) return; // never into a directory that is not the one we own
     try {
       writeState(o.dataDir, state);
+      said = content();
+      savedAt = Date.now();
     } catch {
       /* the next pass tries again */
     }
   };
+  recount();
   save();
-  // Heartbeats count as fresh for 10 s or more (state.ts): once a second is plenty.
-  const saveSoon = throttle(save, Math.min(1000, o.intervalMs));
+  const saveSoon = throttle(save, period);
   engine.bus.on('event', (e) => {
     if (e.type === 'clock:jump') state.clockJumps++;
   });
@@ -110,7 +121,8 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
     state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
     const sweep = engine.retention.last;
     if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };
-    saveSoon();
+    recount();
+    if (content() !== said || Date.now() - savedAt >= 3 * period) saveSoon();
   });
   const webhooks = startWebhookDelivery(engine, o.settings.webhooks);
   if (!o.signal?.aborted) {
