@@ -13,6 +13,8 @@ export interface OpenOptions {
   /** Refuse to create or migrate: for read-only commands such as `status`. */
   readonly?: boolean;
   migrations?: Migration[];
+  /** Hears every statement the connection runs, as SQL (the pass bench counts them per run). */
+  trace?: (sql: string) => void;
 }
 
 /**
@@ -40,7 +42,12 @@ export function openDb(path: string, opts: OpenOptions = {}): DB {
   const nativeBinding = sqliteNativeBinding();
   let db: DB;
   try {
-    db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly, ...(nativeBinding ? { nativeBinding } : {}) });
+    db = new Database(path, {
+      readonly: !!opts.readonly,
+      fileMustExist: !!opts.readonly,
+      ...(nativeBinding ? { nativeBinding } : {}),
+      ...(opts.trace ? { verbose: (sql: unknown) => opts.trace!(String(sql)) } : {}),
+    });
   } catch (err) {
     throw refuse(path, err);
   }
