@@ -38,22 +38,31 @@ export function statusCounts(store: Store, now: number): StatusCounts & { dayEnd
   };
 }
 
-/**
- * The owner's copy of StatusCounts, recounted only when the database changed since the last count
- * (a commit by another connection moves `data_version`, one of ours `total_changes()`) or the day
- * turned: an idle daemon counts nothing.
- */
-export function statusCountsKeeper(store: Store): (now: number) => SavedStatusCounts {
+/** The owner's copy of StatusCounts: `changed` is two tiny statements, `count` recounts only after a change. */
+export interface StatusCountsKeeper {
+  /**
+   * Whether the database changed since the last count (a commit by another connection moves
+   * `data_version`, one of ours `total_changes()`) or the day turned.
+   */
+  changed(now: number): boolean;
+  count(now: number): SavedStatusCounts;
+}
+
+export function statusCountsKeeper(store: Store): StatusCountsKeeper {
   const version = store.db.prepare('PRAGMA data_version').pluck();
   const changes = store.db.prepare('SELECT total_changes()').pluck();
+  const markNow = () => `${String(version.get())}:${String(changes.get())}`;
   let mark = '';
   let saved: SavedStatusCounts | null = null;
-  return (now) => {
-    const m = `${String(version.get())}:${String(changes.get())}`;
-    if (saved && m === mark && now < saved.validUntil) return saved;
-    const { dayEnds, ...counts } = statusCounts(store, now);
-    mark = m;
-    saved = { ...counts, at: new Date(now).toISOString(), validUntil: dayEnds };
-    return saved;
+  const changed = (now: number) => !saved || markNow() !== mark || now >= saved.validUntil;
+  return {
+    changed,
+    count(now) {
+      if (saved && !changed(now)) return saved;
+      mark = markNow();
+      const { dayEnds, ...counts } = statusCounts(store, now);
+      saved = { ...counts, at: new Date(now).toISOString(), validUntil: dayEnds };
+      return saved;
+    },
   };
 }

@@ -80,7 +80,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   const counts = statusCountsKeeper(engine.store);
   const recount = () => {
     try {
-      state.counts = counts(Date.now());
+      state.counts = counts.count(Date.now());
     } catch {
       delete state.counts; // status counts in the database itself
     }
@@ -94,6 +94,7 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
   let savedAt = -Infinity;
   const save = () => {
     if (lost) return; // never into a directory that is not the one we own
+    recount(); // at most once a period: while jobs pour through, every pass changes the database
     try {
       writeState(o.dataDir, state);
       said = content();
@@ -102,7 +103,6 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
       /* the next pass tries again */
     }
   };
-  recount();
   save();
   const saveSoon = throttle(save, period);
   engine.bus.on('event', (e) => {
@@ -121,8 +121,13 @@ export async function startEngineHost(o: EngineHostOptions): Promise<EngineHost>
     state.lastPass = { durationMs: Math.round(p.durationMs * 1000) / 1000, fired: p.fired, submitted: p.submitted, settled: p.settled, faults: p.faults };
     const sweep = engine.retention.last;
     if (sweep && state.history) state.history.lastSweep = { at: new Date(sweep.at).toISOString(), runs: sweep.runs, jobs: sweep.jobs, events: sweep.events, dirs: sweep.dirs };
-    recount();
-    if (content() !== said || Date.now() - savedAt >= 3 * period) saveSoon();
+    let dbChanged = false;
+    try {
+      dbChanged = counts.changed(Date.now());
+    } catch {
+      /* counted (or dropped) at the next save */
+    }
+    if (dbChanged || content() !== said || Date.now() - savedAt >= 3 * period) saveSoon();
   });
   const webhooks = startWebhookDelivery(engine, o.settings.webhooks);
   if (!o.signal?.aborted) {
