@@ -16,7 +16,14 @@ export function newRunId(now: number): string {
   return `${now.toString(36).padStart(9, '0')}-${suffix}`;
 }
 
+const DAY_MS = 86_400_000;
+/** The last day asked for: a pass asks for the same one for every run it starts. */
+let last = { from: 0, to: 0, day: '' };
+
 /** The UTC day of an instant, as used for `runs/<day>/`. */
 export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= last.from && ms < last.to) return last.day;
+  const from = Math.floor(ms / DAY_MS) * DAY_MS;
+  last = { from, to: from + DAY_MS, day: new Date(ms).toISOString().slice(0, 10) };
+  return last.day;
 }

@@ -54,20 +54,32 @@ export class CompareAndSet<P extends object> {
     return (stmt.get(params) as R | undefined) ?? null;
   }
 
+  // Called for every move of the pass (three per run): one string for the shape and one object for
+  // the parameters, nothing else allocated.
   private bind(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown>, returning: string) {
-    const keys = (Object.keys(patch) as (keyof P & string)[]).filter((k) => patch[k] !== undefined);
-    const shape = `${from.length}|${keys.join(',')}|${returning}`;
+    const params: Record<string, unknown> = {};
+    for (const k in extra) params[k] = extra[k];
+    params['id'] = id;
+    params['to'] = to;
+    for (let i = 0; i < from.length; i++) params[fromName(i)] = from[i];
+    let shape = `${from.length}|${returning}|`;
+    for (const k in patch) {
+      if (patch[k] === undefined) continue;
+      params[k] = patch[k];
+      shape += `${k},`;
+    }
     let stmt = this.prepared.get(shape);
     if (!stmt) {
+      const keys = (Object.keys(patch) as (keyof P & string)[]).filter((k) => patch[k] !== undefined);
       const { id: idCol, status } = this.keys;
       const sets = [`${status} = @to`, ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
-      const states = from.map((_, i) => `@from${i}`).join(', ');
+      const states = from.map((_, i) => `@${fromName(i)}`).join(', ');
       stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})${returning ? ` RETURNING ${returning}` : ''}`);
       this.prepared.set(shape, stmt);
     }
-    const params: Record<string, unknown> = { ...extra, id, to };
-    from.forEach((f, i) => (params[`from${i}`] = f));
-    for (const k of keys) params[k] = patch[k];
     return { stmt, params };
   }
 }
+
+const FROM_NAMES = Array.from({ length: 8 }, (_, i) => `from${i}`);
+const fromName = (i: number): string => FROM_NAMES[i] ?? `from${i}`;
