@@ -90,7 +90,6 @@ export class EventStore {
       lastId: db.prepare(`SELECT COALESCE(MAX(id), 0) FROM events`).pluck(),
       forRoutine: db.prepare(`SELECT * FROM events WHERE routine_id = ? ORDER BY id DESC LIMIT ?`),
       recent: db.prepare(`SELECT * FROM events ORDER BY id DESC LIMIT ?`),
-      prune: db.prepare(`DELETE FROM events WHERE at < ?`),
     };
   }
 
@@ -157,9 +156,5 @@ export class EventStore {
 
   recent(limit = 100): EventRow[] {
     return (this.s.recent.all(limit) as EventRecord[]).map(toEvent);
-  }
-
-  prune(before: number): number {
-    return this.s.prune.run(before).changes;
   }
 }

@@ -334,6 +334,16 @@ DROP TABLE run_tallies;
 DROP TABLE duration_tallies;
 `,
   },
+  {
+    version: 6,
+    description: 'runs that lasted over ten minutes, by end: what a day carries over from the day before without reading the day',
+    sql: `
+-- A run created before a time and ended after it was created in the ten minutes before it or lasted
+-- longer (store/runs.ts, CARRIED_WINDOW_MS): the few long ones are found here by their end, instead
+-- of every run that ended since the time (a whole day's runs at midnight's every-minute routines).
+CREATE INDEX runs_long ON runs(ended_at) WHERE ended_at - created_at > 600000;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

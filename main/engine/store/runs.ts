@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
@@ -66,6 +67,18 @@ export interface RunPatch {
 // spell them: SQLite uses a partial index only for a WHERE that matches its own.
 const ACTIVE = `('PENDING', 'DELAYED', 'STARTING', 'RUNNING')`;
 
+/**
+ * Runs created before @from and ended since, without reading everything that ended since (a day's
+ * runs): those created in the window before @from (a short range of creation times), and the few
+ * that lasted longer than the window (the partial index runs_long of migration 6, whose WHERE this
+ * spells as it does). The two parts are disjoint by creation time.
+ */
+const CARRIED_WINDOW_MS = 600_000;
+const ENDED_SINCE_CREATED_BEFORE = `SELECT rowid AS rid, * FROM runs INDEXED BY runs_created_status
+            WHERE created_at >= @from - ${CARRIED_WINDOW_MS} AND created_at < @from AND ended_at >= @from AND status NOT IN ${ACTIVE}
+          UNION ALL SELECT rowid AS rid, * FROM runs INDEXED BY runs_long
+            WHERE ended_at - created_at > ${CARRIED_WINDOW_MS} AND ended_at >= @from AND created_at < @from - ${CARRIED_WINDOW_MS} AND status NOT IN ${ACTIVE}`;
+
 const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
   reason: 'reason',
   exitCode: 'exit_code',
@@ -81,6 +94,7 @@ export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
   private counted: RunTotals | null = null;
+  private carried: { since: Database.Statement; dayCarried: Database.Statement } | null = null;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
@@ -102,17 +116,6 @@ export class RunStore {
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
       // since, still open (runs_active), and created before but ended since (runs_ended).
-      since: db.prepare(`SELECT * FROM (
-          SELECT rowid AS rid, * FROM runs WHERE created_at >= @from
-          UNION ALL SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
-          UNION ALL SELECT rowid AS rid, * FROM runs WHERE ended_at >= @from AND created_at < @from AND status NOT IN ${ACTIVE})
-        ORDER BY created_at, rid`),
-      // A day's runs a page at a time: created in the day, in creation order, after a cursor. The
-      // first page also carries the runs created before the day that were open or ended in it.
-      dayCarried: db.prepare(`SELECT * FROM (
-          SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
-          UNION ALL SELECT rowid AS rid, * FROM runs WHERE ended_at >= @from AND created_at < @from AND status NOT IN ${ACTIVE})
-        ORDER BY created_at, rid`),
       dayPage: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE created_at >= @from AND created_at < @to
           AND (created_at > @afterAt OR (created_at = @afterAt AND rowid > @afterRid))
         ORDER BY created_at, rowid LIMIT @limit`),
@@ -128,6 +131,23 @@ export class RunStore {
     this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
     // The insert writes no start or end: counted as stored.
     if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, started_at: null, ended_at: null });
+  }
+
+  /** Prepared on first use: a read-only open of an older database has no runs_long index. */
+  private get carry() {
+    return (this.carried ??= {
+      since: this.db.prepare(`SELECT * FROM (
+          SELECT rowid AS rid, * FROM runs WHERE created_at >= @from
+          UNION ALL SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
+        ORDER BY created_at, rid`),
+      // A day's runs a page at a time: created in the day, in creation order, after a cursor. The
+      // first page also carries the runs created before the day that were open or ended in it.
+      dayCarried: this.db.prepare(`SELECT * FROM (
+          SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
+        ORDER BY created_at, rid`),
+    });
   }
 
   /** Prepared on first use: a read-only open of an older database has no totals tables. */
@@ -179,7 +199,7 @@ export class RunStore {
 
   /** Runs created since `from`, plus any still open or ended since then (today's view). */
   since(from: number): RunRow[] {
-    return (this.s.since.all({ from }) as RunRecord[]).map(toRun);
+    return (this.carry.since.all({ from }) as RunRecord[]).map(toRun);
   }
 
   /**
@@ -197,7 +217,7 @@ export class RunStore {
       afterAt = c.at;
       afterRid = c.rid;
     } else {
-      out.push(...(this.s.dayCarried.all({ from }) as RunRecord[]).map(toRun));
+      out.push(...(this.carry.dayCarried.all({ from }) as RunRecord[]).map(toRun));
     }
     out.push(...(this.s.dayPage.all({ from, to, afterAt, afterRid, limit }) as RunRecord[]).map(toRun));
     return out;

@@ -39,4 +39,27 @@ describe('a day of runs, paged', () => {
     expect(store.runs.dayPage(FROM, FROM + DAY, 'no-such-run', 3)).toBeNull();
     store.close();
   });
+
+  it('carries what began before the day and ended in it, however long it ran (both sides of the ten-minute window)', () => {
+    const store = Store.open(':memory:');
+    const W = 600_000;
+    const ended: [string, number, number][] = [
+      ['edge-in', FROM - W, FROM], // created at the window's start: found by creation time
+      ['just-long', FROM - W - 1, FROM], // one ms earlier (lasted just over the window): found by its end
+      ['long', FROM - 3 * DAY, FROM + 5 * 3_600_000],
+      ['short', FROM - 1, FROM + 1],
+      ['ended-before', FROM - 2 * 3_600_000, FROM - 1],
+      ['long-ended-before', FROM - DAY, FROM - 1],
+      ['today', FROM + 1, FROM + 2],
+    ];
+    store.tx(() => {
+      for (const [id, created] of ended) store.runs.insert(run(id, created, 'PENDING'));
+      store.runs.insert(run('open-long', FROM - 2 * DAY, 'PENDING'));
+    });
+    for (const [id, , end] of ended) store.runs.cas(id, ['PENDING'], 'COMPLETED', { endedAt: end });
+    const expected = ['long', 'open-long', 'just-long', 'edge-in', 'short', 'today'];
+    expect(store.runs.dayPage(FROM, FROM + DAY, null, 10)!.map((r) => r.id)).toEqual(expected);
+    expect(store.runs.since(FROM).map((r) => r.id)).toEqual(expected);
+    store.close();
+  });
 });

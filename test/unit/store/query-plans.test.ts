@@ -168,6 +168,11 @@ describe('query plans', () => {
         const scan = /^SCAN (\w+)(?: USING (?:COVERING )?INDEX (\w+))?/.exec(detail);
         const ordered = scan?.[2] && ORDERED_INDEXES[scan[2]] && /\bLIMIT\b/i.test(sql) && !details.some((d) => d.includes('TEMP B-TREE'));
         if (scan && names.has(scan[1]!) && !(scan[2] && BOUNDED_INDEXES[scan[2]]) && !ordered) offenders.push(`${detail}${where}`);
+        // A range with only an upper bound (before a time) reads all history before it, unless it stops at a LIMIT.
+        const before = /^SEARCH (\w+) USING (?:COVERING )?INDEX (\w+) \((\w+)<\?\)$/.exec(detail);
+        if (before && names.has(before[1]!) && !BOUNDED_INDEXES[before[2]!] && (!/\bLIMIT\b/i.test(sql) || details.some((d) => d.includes('TEMP B-TREE')))) {
+          offenders.push(`${detail} (all history before a time)${where}`);
+        }
         // Seeking a routine and then sorting or filtering all its rows reads its whole history.
         const routine = /^SEARCH (\w+) USING (?:COVERING )?INDEX (\w+) \(routine_id=\?\)$/.exec(detail);
         if (routine && names.has(routine[1]!) && !BOUNDED_INDEXES[routine[2]!] && (!/\bLIMIT\b/i.test(sql) || details.some((d) => d.includes('TEMP B-TREE')))) {
