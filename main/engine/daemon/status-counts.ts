@@ -3,7 +3,7 @@
 // database changed (statusCountsKeeper), so `status --json` of a live daemon opens no database;
 // without a live daemon, status reads it from the file itself (read-only).
 import type { Store } from '../store/store.js';
-import { dayBounds } from '../timing/day.js';
+import { machineDayBounds } from '../timing/day.js';
 import { webhookStatus, type WebhookStatus } from '../webhooks/status.js';
 
 export interface StatusCounts {
@@ -23,7 +23,7 @@ export interface SavedStatusCounts extends StatusCounts {
 }
 
 export function statusCounts(store: Store, now: number): StatusCounts & { dayEnds: number } {
-  const day = dayBounds(now);
+  const day = machineDayBounds(now);
   const row = store.db.prepare(`SELECT routine_id, next_run_at FROM triggers WHERE state = 'scheduled' AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1`).get() as
     | { routine_id: string; next_run_at: number }
     | undefined;

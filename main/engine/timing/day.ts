@@ -39,3 +39,19 @@ export function dayBounds(now: number, day?: string, tz: string = machineTimeZon
   const to = localToUtc({ year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() }, tz);
   return { day: label, from, to };
 }
+
+/**
+ * The bounds of the day of `now` in the machine's own zone, through Date's local time: the same
+ * zone data as Intl (and TZ), without building an Intl formatter, whose locale data costs a CLI
+ * start about 15 ms and a resident daemon megabytes. The same as dayBounds(now), DST days too.
+ */
+export function machineDayBounds(now: number): DayBounds {
+  const d = new Date(now);
+  const [y, mo, day] = [d.getFullYear(), d.getMonth(), d.getDate()];
+  const yyyy = y >= 0 ? String(y).padStart(4, '0') : String(y);
+  return {
+    day: `${yyyy}-${String(mo + 1).padStart(2, '0')}-${String(day).padStart(2, '0')}`,
+    from: new Date(y, mo, day).getTime(),
+    to: new Date(y, mo, day + 1).getTime(),
+  };
+}
