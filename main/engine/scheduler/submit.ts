@@ -3,10 +3,10 @@
 // completes the claim. A crash between claim and record leaves a lease that goes stale, and the
 // resubmission of the same run id finds its job directory instead of launching twice.
 import type { Backend, Handle, JobSpec } from '../backend.js';
+import { newRun } from '../domain/run.js';
 import type { JobRow, RoutineDef, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { Ctx } from './context.js';
-import { createRun } from './fire.js';
 import { finalizeBatch } from './finalize.js';
 import { moveJob, moveRun } from './moves.js';
 import { jobSpec, runDirFor, runSpec } from './spec.js';
@@ -248,7 +248,10 @@ function claim(ctx: Ctx, item: Item, now: number): Claimed | null {
   }
   let run: RunRow;
   if (item.kind === 'start') {
-    run = createRun(ctx, item.def, now, now, { attempt: 1, manual: item.manual, notBefore: null });
+    // A new instance is written once: STARTING, on its backend, in its directory (a pure function of its id).
+    const fresh = newRun(item.def, now, now, { attempt: 1, manual: item.manual, notBefore: null });
+    run = { ...fresh, backend: item.backend, runDir: runDirFor(ctx.opts.dataDir, fresh.id, fresh.createdAt) };
+    ctx.store.runs.insert(run);
   } else run = item.run;
   if (!ctx.store.ledger.claim('run', run.id, owner, now)) return null;
   const runDir = run.runDir ?? runDirFor(ctx.opts.dataDir, run.id, run.createdAt);
@@ -257,7 +260,7 @@ function claim(ctx: Ctx, item: Item, now: number): Claimed | null {
       ctx.store.ledger.release('run', run.id);
       return null;
     }
-  } else {
+  } else if (item.kind === 'run') {
     ctx.store.runs.cas(run.id, ['STARTING'], 'STARTING', { runDir, backend: item.backend });
   }
   const def = item.def;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { restartRoutine, runNow, stopRoutine } from '../../../main/engine/ops/control.js';
 import { CRASH_LOOP } from '../../../main/engine/scheduler/check.js';
 import { restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
+import { Store } from '../../../main/engine/store/store.js';
 import { Fixture, HOUR, MIN, SEC, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -37,6 +38,18 @@ describe('restarts after death', () => {
     expect(second.id).not.toBe(first.id);
     expect(second.status).toBe('STARTING');
     expect(f.backend.submitted()).toEqual([first.id, second.id]);
+  });
+
+  it('a new instance is written once: inserted STARTING on its backend and in its directory, not updated before it is submitted', async () => {
+    const writes: string[] = [];
+    f = new Fixture({ store: Store.open(':memory:', { trace: (sql) => /^\s*(INSERT INTO|UPDATE) runs\b/.test(sql) && writes.push(sql.trim().split(' ')[0]!) }) });
+    f.define({ id: FEED, realtime: true, command: 'collector' });
+    writes.length = 0;
+    await f.pass();
+    const first = f.only(FEED);
+    expect(first).toMatchObject({ status: 'STARTING', backend: 'local', runDir: expect.stringContaining(first.id) });
+    expect(f.backend.job(first.id).spec.runDir).toBe(first.runDir);
+    expect(writes).toEqual(['INSERT']);
   });
 
   it('backs off after repeated quick deaths (0, 1 s, 2 s, 4 s), then gives up: ERROR crash loop', async () => {
