@@ -1,17 +1,20 @@
 // Keeping a job's captured streams within their cap. The routine writes straight into `X.log`
 // (opened for appending), so no process sits between it and the file; whoever polls the job (the
-// daemon's pass, a follower, fetch) enforces the cap copy-truncate style: once `X.log` reaches
-// half the cap, its newest half-cap bytes are copied to `X.log.1` (replacing the previous one),
-// `X.log` is truncated (the routine's next write lands at its new end, 0), and `X.log.rot`
-// records the rotation: which `.1` it made (inode), where in the stream `.1` ends, how much of
-// the stream is no longer on disk. Disk use per stream is at most the cap plus what the routine
-// writes between two polls; the newest half-cap bytes are always kept.
+// daemon's pass, a follower, fetch) enforces the cap: once `X.log` reaches half the cap, its newest
+// half-cap bytes are copied to `X.log.1` (replacing the previous one), the copied part leaves
+// `X.log`, and `X.log.rot` records the rotation: which `.1` it made (inode), where in the stream
+// `.1` ends, how much of the stream is no longer on disk. Disk use per stream is at most the cap
+// plus what the routine writes between two polls; the newest half-cap bytes are always kept.
 //
-// One window is left: bytes written between the rotator's last look at the size and its
-// truncate (two system calls apart; what arrived during the copy is copied too) are lost, and
-// not counted. A lock file keeps two
-// pollers from rotating the same stream at once; readers skip a look while it is held.
-import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+// Where the file system can (Linux's fallocate --collapse-range: ext4, xfs) the copied part is cut
+// from the front of `X.log` in one call, whole blocks up to the copy's end: what the routine writes
+// meanwhile stays in the file, so nothing is lost that the record does not count. Elsewhere
+// (macOS, tmpfs, btrfs; a cut shorter than a block) it is copy-truncate, which leaves one window:
+// bytes written between the rotator's last look at the size and its truncate (two system calls
+// apart; what arrived during the copy is copied too) are lost, and not counted. A lock file keeps
+// two pollers from rotating the same stream at once; readers skip a look while it is held.
+import { spawnSync } from 'node:child_process';
+import { accessSync, closeSync, constants, fstatSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { logPaths, type Stream } from './logs.js';
 import { writeFileAtomic } from './jobdir.js';
 
@@ -86,11 +89,46 @@ function copyRange(src: number, out: number, from: number, to: number): void {
   }
 }
 
+/** util-linux `fallocate` (Linux only), found once; null where there is none. */
+let fallocateBin: string | null | undefined;
+function fallocate(): string | null {
+  if (fallocateBin !== undefined) return fallocateBin;
+  fallocateBin = null;
+  if (process.platform !== 'linux') return null;
+  for (const path of ['/usr/bin/fallocate', '/bin/fallocate', '/usr/sbin/fallocate', '/sbin/fallocate']) {
+    try {
+      accessSync(path, constants.X_OK);
+      return (fallocateBin = path);
+    } catch {
+      // keep looking
+    }
+  }
+  return null;
+}
+
+/** File systems (by device) that refused a collapse: copy-truncate there, without asking again. */
+const noCollapse = new Set<number>();
+
+/** Cut bytes [0, len) from the front of `path`; false when this file system (or machine) cannot. */
+function collapseFront(path: string, dev: number, len: number): boolean {
+  const bin = fallocate();
+  if (!bin || noCollapse.has(dev)) return false;
+  const r = spawnSync(bin, ['--collapse-range', '--offset', '0', '--length', String(len), path], { stdio: 'ignore', timeout: 10_000 });
+  if (r.status === 0) return true;
+  noCollapse.add(dev);
+  return false;
+}
+
+/** For tests: called between the rotator's last look at `X.log` and its cut. */
+export interface RotationHooks {
+  beforeCut?: () => void;
+}
+
 /**
  * Rotate `X.log` if it has reached `half` bytes. Returns whether it did (false also when another
  * poller holds the lock: it is rotating the stream right now).
  */
-export function enforceLogCap(runDir: string, stream: Stream, half: number): boolean {
+export function enforceLogCap(runDir: string, stream: Stream, half: number, hooks: RotationHooks = {}): boolean {
   const { current, previous } = logPaths(runDir, stream);
   try {
     if (statSync(current).size < half) return false;
@@ -104,26 +142,46 @@ export function enforceLogCap(runDir: string, stream: Stream, half: number): boo
   const trimmed = `${tmp}.trim`;
   try {
     fd = openSync(current, 'r+');
-    let size = fstatSync(fd).size;
+    const st = fstatSync(fd);
+    let size = st.size;
     if (size < half) return false;
-    // Copy the newest half, then whatever the routine wrote meanwhile, until a look at the size
-    // finds nothing new: only bytes written between that look and the truncate are lost.
-    let out = openSync(tmp, 'w', 0o600);
     let copied: number;
+    // A collapse cuts whole blocks and must leave at least one byte: up to the last block boundary
+    // before the end. What lies past it (and whatever the routine writes meanwhile) stays in X.log.
+    const blk = st.blksize > 0 ? st.blksize : 4096;
+    const cut = Math.floor((size - 1) / blk) * blk;
+    let out = openSync(tmp, 'w', 0o600);
     try {
-      copyRange(fd, out, size - Math.min(size, half), size);
-      for (let i = 0; i < MAX_CATCH_UPS; i++) {
-        const now = fstatSync(fd).size;
-        if (now <= size) break;
-        copyRange(fd, out, size, now);
-        size = now;
+      let collapsed = false;
+      if (cut > 0 && cut >= half && fallocate() && !noCollapse.has(st.dev)) {
+        copyRange(fd, out, cut - Math.min(cut, half), cut);
+        hooks.beforeCut?.();
+        collapsed = collapseFront(current, st.dev, cut);
+        if (collapsed) size = cut;
+        else {
+          // Refused: start the copy again, copy-truncate style (a new file: no hole at its old end).
+          closeSync(out);
+          out = openSync(tmp, 'w', 0o600);
+        }
       }
-      ftruncateSync(fd, 0);
+      if (!collapsed) {
+        // Copy the newest half, then whatever the routine wrote meanwhile, until a look at the size
+        // finds nothing new: only bytes written between that look and the truncate are lost.
+        copyRange(fd, out, size - Math.min(size, half), size);
+        for (let i = 0; i < MAX_CATCH_UPS; i++) {
+          const now = fstatSync(fd).size;
+          if (now <= size) break;
+          copyRange(fd, out, size, now);
+          size = now;
+        }
+        hooks.beforeCut?.();
+        ftruncateSync(fd, 0);
+      }
       copied = fstatSync(out).size;
     } finally {
       closeSync(out);
     }
-    // Keep the newest `half` of what was copied (the truncate is done: no hurry now).
+    // Keep the newest `half` of what was copied (the cut is done: no hurry now).
     if (copied > half) {
       const src = openSync(tmp, 'r');
       out = openSync(trimmed, 'w', 0o600);

@@ -63,8 +63,9 @@ describe('without a setsid program (macOS)', () => {
 });
 
 describe('the log cap, kept by pollers', () => {
-  // A write that lands between the rotator's last look at the size and its truncate is lost
-  // (copy-truncate's one window, logcap.ts): under a flood, order and the newest output hold.
+  // Where the file system cannot cut the front of a file, a write that lands between the rotator's
+  // last look at the size and its truncate is lost (copy-truncate's one window, logcap.ts; the cut
+  // itself: log-cut.test.ts): under a flood, order and the newest output hold either way.
   it('rotating while the routine floods keeps the newest output, in order', async () => {
     const cap = 16 * 1024;
     const lines = 200_000;
@@ -74,9 +75,9 @@ describe('the log cap, kept by pollers', () => {
     const spec = makeSpec(data.path, { command: fixture('flood-pause.sh'), args: [String(lines), mark, release, String(tail), '4'], logCapBytes: cap });
     const handle = await backend.submit(spec);
     // A poller far more eager than the daemon's pass: a rotation on nearly every write (and at
-    // least one per burst: the routine waits for it). Bytes written in the two system calls
-    // between a rotation's last look and its truncate may be lost (logcap.ts), so what follows
-    // is checked for order only.
+    // least one per burst: the routine waits for it). Under copy-truncate, bytes written in the two
+    // system calls between a rotation's last look and its truncate may be lost (logcap.ts), so
+    // what follows is checked for order only.
     await waitFor(() => {
       capLogs(spec.runDir);
       return existsSync(mark);
