@@ -17,7 +17,9 @@ const queues = new WeakMap<DB, (() => void)[]>();
 /**
  * Write `item` with `write` as the outermost transaction ends, together with every other item
  * gathered for the same `write` (in the order they came); at once when no transaction is open. What
- * is gathered is not in the tables until then: reads of the same transaction do not see it.
+ * is gathered is not in the tables until then: reads of the same transaction do not see it. Items
+ * are grouped by the identity of `write`: pass one function made once (a closure made per call
+ * would write each item on its own).
  */
 export function writeAtCommit<T>(db: DB, write: (items: T[]) => void, item: T): void {
   if (!db.inTransaction) return write([item]);
