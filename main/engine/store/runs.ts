@@ -3,9 +3,9 @@ import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 import { writeTx } from './busy.js';
-import { RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
+import { QUARTER_MS, RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
 
-const FINISHED_COLUMNS = 'routine_id, kind, status, started_at, ended_at';
+const FINISHED_COLUMNS = 'routine_id, kind, status, created_at, started_at, ended_at';
 
 interface RunRecord {
   id: string;
@@ -130,7 +130,7 @@ export class RunStore {
   insert(run: RunRow): void {
     this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
     // The insert writes no start or end: counted as stored.
-    if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, started_at: null, ended_at: null });
+    if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, created_at: run.createdAt, started_at: null, ended_at: null });
   }
 
   /** Prepared on first use: a read-only open of an older database has no runs_long index. */
@@ -227,10 +227,38 @@ export class RunStore {
     return (this.s.recentRealtime.all(routineId, limit) as RunRecord[]).map(toRun);
   }
 
+  /**
+   * Runs created since `from`, by status. From a quarter-hour that run_quarter_totals holds (every
+   * local midnight since the table began), the finished ones are its totals and the unfinished ones
+   * come from runs_active: no read of the day's runs. Otherwise, or on a database without the
+   * table (a read-only open of an older one), the runs are counted.
+   */
   countByStatus(from: number): Record<string, number> {
+    const q = this.quarterCounts;
+    const rows = (q && from % QUARTER_MS === 0 && from / QUARTER_MS >= q.from
+      ? [...q.finished.all(from / QUARTER_MS), ...q.active.all(from)]
+      : this.s.countByStatus.all(from)) as { status: string; n: number }[];
     const out: Record<string, number> = {};
-    for (const r of this.s.countByStatus.all(from) as { status: string; n: number }[]) out[r.status] = r.n;
+    // In status order, as one GROUP BY gives them.
+    for (const r of rows.sort((a, b) => (a.status < b.status ? -1 : a.status > b.status ? 1 : 0))) out[r.status] = (out[r.status] ?? 0) + r.n;
     return out;
+  }
+
+  private quarters: { from: number; finished: Database.Statement; active: Database.Statement } | null | undefined;
+
+  /** Prepared on first use; null without the quarter totals (migration 7). */
+  private get quarterCounts() {
+    if (this.quarters !== undefined) return this.quarters;
+    const from = this.db.prepare(`SELECT value FROM meta WHERE key = 'run_quarters_from'`).pluck().get() as string | undefined;
+    this.quarters =
+      from === undefined
+        ? null
+        : {
+            from: Number(from),
+            finished: this.db.prepare(`SELECT status, SUM(n) AS n FROM run_quarter_totals WHERE quarter >= ? GROUP BY status`),
+            active: this.db.prepare(`SELECT status, COUNT(*) AS n FROM runs INDEXED BY runs_active WHERE status IN ${ACTIVE} AND created_at >= ? GROUP BY status`),
+          };
+    return this.quarters;
   }
 
   failures(limit: number): RunRow[] {

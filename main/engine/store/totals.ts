@@ -14,11 +14,15 @@ export const RUN_TERMINAL = new Set(['COMPLETED', 'ERROR', 'CANCELLED', 'EXITED'
 const BUCKETS = RUN_DURATION_BOUNDS.map((_, i) => `b${i}`).concat(`b${RUN_DURATION_BOUNDS.length}`);
 const bucketOf = (d: string) => `CASE ${RUN_DURATION_BOUNDS.map((b, i) => `WHEN ${d} <= ${b} THEN ${i}`).join(' ')} ELSE ${RUN_DURATION_BOUNDS.length} END`;
 
+/** Runs are counted by the quarter-hour they were created in (run_quarter_totals, migration 7). */
+export const QUARTER_MS = 900_000;
+
 /** What the totals count of a finished run: its row as it finished. */
 export interface FinishedRun {
   routine_id: string;
   kind: string;
   status: string;
+  created_at: number;
   started_at: number | null;
   ended_at: number | null;
 }
@@ -26,6 +30,7 @@ export interface FinishedRun {
 export class RunTotals {
   private readonly outcome: MultiRow<FinishedRun>;
   private readonly duration: MultiRow<{ routineId: string; seconds: number }>;
+  private readonly quarters: MultiRow<FinishedRun>;
 
   constructor(private readonly db: DB) {
     this.outcome = new MultiRow<FinishedRun>(
@@ -47,11 +52,17 @@ export class RunTotals {
       ON CONFLICT (routine_id) DO UPDATE SET ${BUCKETS.map((b) => `${b} = ${b} + excluded.${b}`).join(', ')}, sum = sum + excluded.sum, n = n + excluded.n`,
       (r) => [r.routineId, r.seconds],
     );
+    this.quarters = new MultiRow<FinishedRun>(
+      db,
+      '(?, ?, 1)',
+      (values) => `INSERT INTO run_quarter_totals (quarter, status, n) VALUES ${values} ON CONFLICT (quarter, status) DO UPDATE SET n = n + 1`,
+      (r) => [Math.floor(r.created_at / QUARTER_MS), r.status],
+    );
   }
 
   /**
    * Count a run that has just finished, as its transaction ends with the other runs it finished
-   * (two multi-row upserts per transaction, not two statements per run); at once outside one.
+   * (three multi-row upserts per transaction, not three statements per run); at once outside one.
    */
   finished(run: FinishedRun): void {
     writeAtCommit(this.db, this.countAll, run);
@@ -59,6 +70,7 @@ export class RunTotals {
 
   private readonly countAll = (runs: FinishedRun[]): void => {
     this.outcome.run(runs);
+    this.quarters.run(runs);
     const timed = runs.filter((r) => r.kind === 'batch' && r.started_at !== null && r.ended_at !== null);
     this.duration.run(timed.map((r) => ({ routineId: r.routine_id, seconds: Math.max(0, r.ended_at! - r.started_at!) / 1000 })));
   };

@@ -1,0 +1,88 @@
+// Today's runs by status (daemon status, the counts the daemon saves in its state file) come from
+// the quarter-hour totals of finished runs and the index of unfinished ones, never from the day's
+// runs, and say exactly what counting the runs says: runs written finished, runs that finish later,
+// runs still open, runs of the day before; from a time the totals do not hold, the runs are counted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import type { RunRow } from '../../../main/engine/domain/types.js';
+import { openDb } from '../../../main/engine/store/db.js';
+import { MIGRATIONS } from '../../../main/engine/store/migrations.js';
+import { Store } from '../../../main/engine/store/store.js';
+
+const QUARTER = 900_000;
+const FROM = Date.UTC(2026, 0, 5); // a midnight
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function run(id: string, createdAt: number, status: RunRow['status']): RunRow {
+  return { id, routineId: 'me@h:r', kind: 'batch', cycle: '2026-01-05', scheduledAt: createdAt, attempt: 1, status, reason: null, exitCode: null, signal: null, backend: null, runDir: null, manual: false, notBefore: null, createdAt, startedAt: null, endedAt: null, heartbeatAt: null };
+}
+
+/** What counting the runs says. */
+function counted(store: Store, from: number): Record<string, number> {
+  const rows = store.db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`).all(from) as { status: string; n: number }[];
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+function fill(store: Store): void {
+  store.tx(() => {
+    store.runs.insert(run('yesterday-done', FROM - 1, 'COMPLETED'));
+    store.runs.insert(run('yesterday-open', FROM - 5 * QUARTER, 'RUNNING'));
+    store.runs.insert(run('written-failed', FROM, 'ERROR'));
+    for (let i = 0; i < 5; i++) store.runs.insert(run(`t${i}`, FROM + i * QUARTER + 7, 'PENDING'));
+    store.runs.insert(run('open', FROM + 3 * QUARTER, 'RUNNING'));
+  });
+  store.runs.cas('t0', ['PENDING'], 'STARTING');
+  store.runs.cas('t0', ['STARTING'], 'COMPLETED', { endedAt: FROM + 10 });
+  store.tx(() => {
+    store.runs.cas('t1', ['PENDING'], 'COMPLETED');
+    store.runs.cas('t2', ['PENDING'], 'CANCELLED');
+    store.runs.cas('t3', ['PENDING'], 'COMPLETED');
+  });
+  store.runs.cas('t3', ['PENDING'], 'ERROR'); // already moved: not counted twice
+}
+
+it('counts the day from the totals and the open runs, as counting the runs would', () => {
+  const heard: string[] = [];
+  const store = Store.open(':memory:', { trace: (sql) => heard.push(sql) });
+  fill(store);
+  heard.length = 0;
+  const today = store.runs.countByStatus(FROM);
+  const read = heard.filter((s) => /\bFROM runs\b/.test(s));
+  expect(today).toEqual({ CANCELLED: 1, COMPLETED: 3, ERROR: 1, PENDING: 1, RUNNING: 1 });
+  expect(Object.keys(today)).toEqual(Object.keys(counted(store, FROM))); // in status order too
+  expect(today).toEqual(counted(store, FROM));
+  // Only the totals and the index of unfinished runs were read.
+  expect(read).toHaveLength(1);
+  expect(read[0]).toContain('INDEXED BY runs_active');
+  // A quarter later, and a time off the quarter (the runs counted): the same as counting.
+  expect(store.runs.countByStatus(FROM + QUARTER)).toEqual(counted(store, FROM + QUARTER));
+  expect(store.runs.countByStatus(FROM + 8)).toEqual(counted(store, FROM + 8));
+  expect(store.runs.countByStatus(FROM - 6 * QUARTER)).toEqual(counted(store, FROM - 6 * QUARTER));
+  store.close();
+});
+
+it('an upgraded database holds the finished runs of the last two days; before them, the runs are counted', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tend-day-counts-'));
+  dirs.push(dir);
+  const file = join(dir, 'tend.db');
+  const now = Date.now();
+  const midnight = Math.floor(now / 86_400_000) * 86_400_000;
+  // Written as the Tend before the totals wrote them: rows alone.
+  const before = openDb(file, { migrations: MIGRATIONS.filter((m) => m.version < 7) });
+  const insert = before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, 'me@h:r', 'batch', '2026-01-05', ?, ?, ?)`);
+  for (const [id, at, status] of [['old', midnight - 3 * 86_400_000, 'COMPLETED'], ['today-done', midnight + 1, 'COMPLETED'], ['today-failed', midnight + 2, 'ERROR'], ['today-open', midnight + 3, 'PENDING']] as const) {
+    insert.run(id, at, status, at);
+  }
+  before.close();
+  const store = Store.open(file);
+  store.runs.cas('today-open', ['PENDING'], 'COMPLETED');
+  expect(store.runs.countByStatus(midnight)).toEqual({ COMPLETED: 2, ERROR: 1 });
+  expect(store.runs.countByStatus(midnight)).toEqual(counted(store, midnight));
+  expect(store.runs.countByStatus(midnight - 4 * 86_400_000)).toEqual(counted(store, midnight - 4 * 86_400_000));
+  store.close();
+});
