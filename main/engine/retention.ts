@@ -154,6 +154,7 @@ export class Retention {
       if (r[key] >= max) r.more = true;
     }
 
+    this.store.tx(() => this.store.history.pruneQuarters(cutoff));
     removeEmptyDays(days);
     if (r.runs + r.jobs + r.events + r.commands + r.reports > 0) {
       this.log({

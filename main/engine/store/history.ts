@@ -6,6 +6,7 @@ import { BATCH_JOB_TERMINAL } from '../lifecycle/batch-job.js';
 import { BATCH_RUN_TERMINAL } from '../lifecycle/batch-run.js';
 import { REALTIME_RUN_TERMINAL } from '../lifecycle/realtime-run.js';
 import type { DB } from './db.js';
+import { QUARTER_MS } from './totals.js';
 
 const RUN_TERMINAL = [...new Set<string>([...BATCH_RUN_TERMINAL, ...REALTIME_RUN_TERMINAL])];
 const inList = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
@@ -27,6 +28,10 @@ function prepare(db: DB) {
     commands: db.prepare(`DELETE FROM commands WHERE id IN (SELECT id FROM commands WHERE created_at < @cutoff AND expires_at < @cutoff LIMIT @limit)`),
     reports: db.prepare(`DELETE FROM remote_runs WHERE rowid IN (SELECT m.rowid FROM remote_runs m WHERE m.updated_at < ?
       AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.kind = m.kind AND l.ref_id = m.ref_id) LIMIT ?)`),
+    // The quarters of the day counts (migration 7) before the cutoff, and from then on the table holds
+    // only what follows: a day asked for before it is counted from the runs (store/runs.ts).
+    quarters: db.prepare(`DELETE FROM run_quarter_totals WHERE quarter < @q`),
+    quartersFrom: db.prepare(`UPDATE meta SET value = CAST(@q AS TEXT) WHERE key = 'run_quarters_from' AND CAST(value AS INTEGER) < @q`),
     runTotals: db.prepare(`SELECT routine_id, kind, status, n, last_ended_at FROM run_totals ORDER BY routine_id, status`),
     durationTotals: db.prepare(`SELECT * FROM run_duration_totals ORDER BY routine_id`),
   };
@@ -115,6 +120,13 @@ export class HistoryStore {
 
   pruneReports(cutoff: number, limit: number): number {
     return this.s.reports.run(cutoff, limit).changes;
+  }
+
+  /** The day counts' quarters that begin before `cutoff` (a few hundred a day). Caller holds the transaction. */
+  pruneQuarters(cutoff: number): number {
+    const q = Math.floor(cutoff / QUARTER_MS);
+    this.s.quartersFrom.run({ q });
+    return this.s.quarters.run({ q }).changes;
   }
 
   /** Finished runs by routine, kind and outcome, since the first (removed ones included). */

@@ -244,21 +244,22 @@ export class RunStore {
     return out;
   }
 
-  private quarters: { from: number; finished: Database.Statement; active: Database.Statement } | null | undefined;
+  private quarters: { from: Database.Statement; finished: Database.Statement; active: Database.Statement } | null | undefined;
 
-  /** Prepared on first use; null without the quarter totals (migration 7). */
-  private get quarterCounts() {
-    if (this.quarters !== undefined) return this.quarters;
-    const from = this.db.prepare(`SELECT value FROM meta WHERE key = 'run_quarters_from'`).pluck().get() as string | undefined;
-    this.quarters =
-      from === undefined
-        ? null
-        : {
-            from: Number(from),
-            finished: this.db.prepare(`SELECT status, SUM(n) AS n FROM run_quarter_totals WHERE quarter >= ? GROUP BY status`),
-            active: this.db.prepare(`SELECT status, COUNT(*) AS n FROM runs INDEXED BY runs_active WHERE status IN ${ACTIVE} AND created_at >= ? GROUP BY status`),
-          };
-    return this.quarters;
+  /** Prepared on first use; null without the quarter totals (migration 7). `from` moves as the retention prunes them. */
+  private get quarterCounts(): { from: number; finished: Database.Statement; active: Database.Statement } | null {
+    if (this.quarters === undefined) {
+      const from = this.db.prepare(`SELECT value FROM meta WHERE key = 'run_quarters_from'`).pluck();
+      this.quarters =
+        from.get() === undefined
+          ? null
+          : {
+              from,
+              finished: this.db.prepare(`SELECT status, SUM(n) AS n FROM run_quarter_totals WHERE quarter >= ? GROUP BY status`),
+              active: this.db.prepare(`SELECT status, COUNT(*) AS n FROM runs INDEXED BY runs_active WHERE status IN ${ACTIVE} AND created_at >= ? GROUP BY status`),
+            };
+    }
+    return this.quarters && { ...this.quarters, from: Number(this.quarters.from.get()) };
   }
 
   failures(limit: number): RunRow[] {

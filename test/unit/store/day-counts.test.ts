@@ -10,6 +10,8 @@ import type { RunRow } from '../../../main/engine/domain/types.js';
 import { openDb } from '../../../main/engine/store/db.js';
 import { MIGRATIONS } from '../../../main/engine/store/migrations.js';
 import { Store } from '../../../main/engine/store/store.js';
+import { ManualClock } from '../../../main/engine/clock.js';
+import { Retention } from '../../../main/engine/retention.js';
 
 const QUARTER = 900_000;
 const FROM = Date.UTC(2026, 0, 5); // a midnight
@@ -84,5 +86,25 @@ it('an upgraded database holds the finished runs of the last two days; before th
   expect(store.runs.countByStatus(midnight)).toEqual({ COMPLETED: 2, ERROR: 1 });
   expect(store.runs.countByStatus(midnight)).toEqual(counted(store, midnight));
   expect(store.runs.countByStatus(midnight - 4 * 86_400_000)).toEqual(counted(store, midnight - 4 * 86_400_000));
+  store.close();
+});
+
+it('the retention removes the quarters before its cutoff; a day before it is then counted from the runs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tend-day-counts-'));
+  dirs.push(dir);
+  const store = Store.open(join(dir, 'tend.db'));
+  const DAY = 86_400_000;
+  store.tx(() => {
+    for (let d = 0; d < 5; d++) store.runs.insert(run(`d${d}`, FROM + d * DAY + 60_000, 'COMPLETED'));
+  });
+  const quarters = () => store.db.prepare(`SELECT COUNT(*) FROM run_quarter_totals`).pluck().get();
+  expect(quarters()).toBe(5);
+  // Keeps 2 days at day 4 (noon): quarters before day 2's noon go; the runs before it go too, the newest of the routine stays.
+  await new Retention(store, dir, new ManualClock(FROM + 4 * DAY + DAY / 2), { keepDays: 2 }).sweep();
+  expect(quarters()).toBe(2);
+  expect(store.db.prepare(`SELECT id FROM runs ORDER BY id`).pluck().all()).toEqual(['d3', 'd4']);
+  for (const from of [FROM, FROM + 3 * DAY, FROM + 4 * DAY]) expect(store.runs.countByStatus(from)).toEqual(counted(store, from));
+  store.runs.insert(run('old-again', FROM + DAY, 'COMPLETED')); // a run of a day before the cutoff, written late
+  expect(store.runs.countByStatus(FROM)).toEqual(counted(store, FROM));
   store.close();
 });
