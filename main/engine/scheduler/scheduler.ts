@@ -2,7 +2,7 @@
 // paused backend — never a crashed loop.
 import type { Backend } from '../backend.js';
 import type { Clock } from '../clock.js';
-import type { JobRow, RunRow } from '../domain/types.js';
+import type { JobRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { check } from './check.js';
@@ -62,11 +62,9 @@ export class Scheduler {
       await step('refresh', () => ctx.defs.refresh(ctx.store));
       await step('leases', () => this.releaseStaleLeases(now));
       await step('check', async () => (report.settled = await check(ctx, now)));
-      let active: RunRow[] = [];
       await step('status', () => {
-        active = ctx.store.runs.active();
-        reapOrphans(ctx, active, now);
-        active = ctx.store.runs.active();
+        reapOrphans(ctx, ctx.store.runs.active(), now);
+        const active = ctx.store.runs.active();
         markLate(ctx, active, this.waiting, now);
         enforceLimits(ctx, active, now);
       });
@@ -74,10 +72,8 @@ export class Scheduler {
       await step('fire', () => (report.fired = fireDue(ctx, now)));
       await step('submit', async () => {
         const waiting = new Map<string, string>();
-        active = ctx.store.runs.active();
-        const byRoutine = new Map<string, RunRow[]>();
-        for (const r of active) byRoutine.set(r.routineId, [...(byRoutine.get(r.routineId) ?? []), r]);
-        const realtime = realtimeDue(ctx, byRoutine, waiting, now);
+        const active = ctx.store.runs.active();
+        const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now);
         const jobs = pendingJobs(ctx);
         report.submitted = await submit(ctx, now, { active, realtime, jobs, waiting });
         this.waiting = waiting;
@@ -113,19 +109,17 @@ export class Scheduler {
   private async microPass(runId: string): Promise<boolean> {
     const ctx = this.ctx;
     try {
-      const entry = ctx.store.ledger.all().find((e) => e.kind === 'run' && e.refId === runId);
-      const run = entry ? ctx.store.runs.get(runId) : null;
-      if (!entry || !run || run.kind !== 'realtime') return false;
+      // Not in the ledger (settled already, or never recorded): check settles nothing, and says so.
+      const run = ctx.store.runs.get(runId);
+      if (run?.kind !== 'realtime') return false;
       const now = ctx.clock.now();
       if ((await check(ctx, now, new Set([`run:${runId}`]))) === 0) return false;
       const inLedger = new Set(ctx.store.ledger.all().map((e) => `${e.kind}:${e.refId}`));
       // What holds slots and schedules; nothing else is picked up here (PENDING runs, jobs: the pass).
       const active = ctx.store.runs.active().filter((r) => r.status === 'RUNNING' || (r.status === 'STARTING' && inLedger.has(`run:${r.id}`)));
-      const byRoutine = new Map<string, RunRow[]>();
-      for (const r of active) byRoutine.set(r.routineId, [...(byRoutine.get(r.routineId) ?? []), r]);
       const waiting = new Map<string, string>();
-      const realtime = realtimeDue(ctx, byRoutine, waiting, now, run.routineId);
-      if (realtime.length > 0) await submit(ctx, now, { active, realtime, jobs: [], waiting });
+      const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now, run.routineId);
+      await submit(ctx, now, { active, realtime, jobs: [], waiting });
       return true;
     } catch (err) {
       try {
@@ -187,14 +181,13 @@ export class Scheduler {
 /**
  * The PENDING jobs this pass may launch: none without a free slot, else the oldest this host may
  * run, a few more than the free slots (one may be claimed by a worker meanwhile). A queue of
- * thousands is not read and parsed again on every pass (every exit nudges one).
+ * thousands is not read and parsed again on every pass (every exit nudges one). This only bounds
+ * what is read: submit decides what fits, counting launches in flight too.
  */
 function pendingJobs(ctx: Ctx): JobRow[] {
   const ledger = ctx.store.ledger.all();
-  const launching = [...ctx.launches.launching.values()];
-  const inFlight = ledger.length + launching.length;
-  const jobsInFlight = ledger.filter((e) => e.kind === 'job').length + launching.filter((l) => l.queue === 'job').length;
-  const slots = Math.min(ctx.opts.maxParallel - inFlight, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);
+  const jobsInFlight = ledger.filter((e) => e.kind === 'job').length;
+  const slots = Math.min(ctx.opts.maxParallel - ledger.length, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);
   if (slots <= 0) return [];
   return ctx.store.jobs.runnable(ctx.opts.computer, slots + 8);
 }

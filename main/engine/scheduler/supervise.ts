@@ -122,11 +122,11 @@ export interface RealtimeStart {
 }
 
 /** Realtime routines that need a new instance now. */
-/** Realtime routines to start now (`only`: just that one, for the micro-pass after an exit). */
-export function realtimeDue(ctx: Ctx, activeByRoutine: Map<string, RunRow[]>, waiting: Map<string, string>, now: number, only?: string): RealtimeStart[] {
+/** Realtime routines to start now (`live`: routines with an active run; `only`: just that one, for the micro-pass after an exit). */
+export function realtimeDue(ctx: Ctx, live: ReadonlySet<string>, waiting: Map<string, string>, now: number, only?: string): RealtimeStart[] {
   const out: RealtimeStart[] = [];
   for (const def of only === undefined ? ctx.defs.realtime : ctx.defs.realtime.filter((d) => d.id === only)) {
-    if (def.external || (activeByRoutine.get(def.id)?.length ?? 0) > 0) continue;
+    if (def.external || live.has(def.id)) continue;
     const t = ctx.store.routines.trigger(def.id);
     if (t && t.state !== 'scheduled') continue; // paused
     const latest = ctx.store.runs.latest(def.id);

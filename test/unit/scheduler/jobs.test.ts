@@ -126,6 +126,32 @@ describe('batch jobs', () => {
     expect(b.reason).toBe(`dependency job ${a.id} ended ERROR`);
   });
 
+  it('a batch slot is taken by jobs only: a routine’s run in flight leaves it free', async () => {
+    f = new Fixture({ options: { batchSlots: 1 } });
+    f.define({ id: 'r', cron: '0 * * * *' });
+    f.advance(60 * 60 * SEC);
+    await f.pass();
+    const job = post({});
+    f.advance(SEC);
+    await f.pass();
+    expect(f.store.jobs.status(job.id)).toBe('FETCHED');
+  });
+
+  it('with every slot taken a pending job waits, without a fault, and starts once one frees', async () => {
+    f = new Fixture({ options: { maxParallel: 1 } });
+    const first = post({});
+    await f.pass();
+    const second = post({});
+    f.advance(SEC);
+    await f.pass();
+    expect(f.store.jobs.status(second.id)).toBe('PENDING');
+    expect(f.events('pass:fault')).toEqual([]);
+    f.backend.finish(`job-${first.id}`);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.store.jobs.status(second.id)).toBe('FETCHED');
+  });
+
   it('a job addressed to another computer is left for that worker', async () => {
     f = new Fixture();
     const mine = post({ computer: COMPUTER });

@@ -1,5 +1,6 @@
 // Leases, not locks (seed 001): stale claims return to their queue unless a live ledger entry owns
 // the item; claims are atomic; replaying a completion is a no-op.
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../main/engine/clock.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
@@ -67,6 +68,74 @@ describe('stale leases', () => {
     expect(f.events('lease:released').map((e) => e.runId)).toEqual(['orphan-run']);
     expect(f.store.jobs.status(slow.id)).toBe('RUNNING');
     expect(f.backend.count('submit')).toBe(1);
+  });
+});
+
+describe('whose claims are stale', () => {
+  /** A job claimed (FETCHED) by `owner` at `at`, never recorded in the ledger. */
+  function claimed(f: Fixture, owner: string, at = f.now()): number {
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.store.tx(() => {
+      f.store.ledger.claim('job', String(job.id), owner, at);
+      f.store.jobs.cas(job.id, ['PENDING'], 'FETCHED', {}, f.now());
+    });
+    return job.id;
+  }
+  const held = (f: Fixture, id: number) => f.store.ledger.lease('job', String(id)) !== null;
+
+  it('a claim exactly the lease timeout old is kept; a millisecond more and it is released, as a job event', async () => {
+    const f = fixture();
+    const id = claimed(f, 'someone-else');
+    f.advance(f.opts.leaseTimeoutMs);
+    await f.pass();
+    expect(held(f, id)).toBe(true);
+    f.advance(1);
+    await f.pass();
+    expect(held(f, id)).toBe(false);
+    expect(f.events('lease:released').map((e) => [e.runId, e.jobId, e.message])).toEqual([
+      [null, id, `stale claim by someone-else from ${new Date(T0).toISOString()} released`],
+    ]);
+  });
+
+  it('a claim of a scheduler process of this host that is gone is released at once; one that lives is kept', async () => {
+    const f = fixture();
+    const gone = spawnSync('true').pid!;
+    const dead = claimed(f, `pid:${gone}:n1`);
+    const parent = claimed(f, `pid:${process.ppid}:n2`);
+    const self = claimed(f, `pid:${process.pid}:another-nonce`);
+    f.advance(SEC);
+    await f.pass();
+    expect([held(f, dead), held(f, parent), held(f, self)]).toEqual([false, true, true]);
+    expect(f.events('pass:fault')).toEqual([]);
+  });
+
+  it('a worker host that is away keeps its claims past the timeout: it may be running them', async () => {
+    const f = fixture();
+    const W = 'user@WORKER';
+    f.store.pool.seen(W, f.now(), {});
+    const id = claimed(f, W);
+    f.advance(f.opts.leaseTimeoutMs + MIN);
+    await f.pass();
+    expect(held(f, id)).toBe(true);
+    f.store.pool.seen(W, f.now(), {});
+    f.advance(SEC);
+    await f.pass();
+    expect(held(f, id)).toBe(false);
+  });
+
+  it('our own launch still in flight keeps its claim however old', async () => {
+    const f = fixture({ options: { launchInBackground: true } });
+    f.backend.submitMode = 'hang';
+    f.define({ id: 'etl', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    const launched = f.backend.nextLaunch();
+    await f.pass();
+    await launched;
+    const run = f.only('etl');
+    f.advance(f.opts.leaseTimeoutMs + MIN);
+    await f.pass();
+    expect(f.store.ledger.lease('run', run.id)).not.toBeNull();
+    expect(f.events('lease:released')).toEqual([]);
   });
 });
 

@@ -1,7 +1,9 @@
 // The order of the pass (seed 001): check before submit, backlog gate before health gate, an
 // unhealthy backend pauses its stage and fails nothing, and a pass never throws.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Fixture, MIN, SEC } from '../../helpers/engine-fixture.js';
+import { runNow } from '../../../main/engine/ops/control.js';
+import type { PassReport } from '../../../main/engine/scheduler/context.js';
+import { Fixture, MIN, SEC, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -210,5 +212,145 @@ describe('a pass never throws', () => {
     f.advance(SEC);
     await f.pass();
     expect(f.run(run.id)).toMatchObject({ status: 'ERROR', reason: 'job directory removed' });
+  });
+});
+
+describe('the pass report', () => {
+  it('times each step and the whole pass, and publishes the report on the bus', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '* * * * *' });
+    f.advance(MIN);
+    const published: PassReport[] = [];
+    f.scheduler.bus.on('pass', (r) => published.push(r));
+    const before = performance.now();
+    const report = await f.pass();
+    const took = performance.now() - before;
+    expect(Object.keys(report.steps)).toEqual(['clock', 'refresh', 'leases', 'check', 'status', 'promote', 'fire', 'submit']);
+    const parts = Object.values(report.steps);
+    expect(parts.every((ms) => ms >= 0)).toBe(true);
+    expect(parts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(report.durationMs);
+    expect(report.durationMs).toBeLessThanOrEqual(took);
+    expect(published).toEqual([report]);
+  });
+});
+
+describe('passes and micro-passes never overlap', () => {
+  /** A backend whose next poll waits until `release()`. */
+  function holdPoll(): { release: () => void; polling: Promise<void>; polls: () => number } {
+    const poll = f.backend.poll.bind(f.backend);
+    let release!: () => void;
+    let started!: () => void;
+    const polling = new Promise<void>((r) => (started = r));
+    const gate = new Promise<void>((r) => (release = r));
+    let n = 0;
+    f.backend.poll = async (handles) => {
+      n++;
+      started();
+      await gate;
+      return poll(handles);
+    };
+    return { release, polling, polls: () => n };
+  }
+
+  async function liveFeed(): Promise<string> {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    return f.only('feed').id;
+  }
+
+  it('a second pass while one runs is refused', async () => {
+    const id = await liveFeed();
+    f.backend.finish(id, { exitCode: 1 });
+    const { release, polling } = holdPoll();
+    const first = f.pass();
+    await polling;
+    await expect(f.pass()).rejects.toThrow('passes never overlap');
+    expect(await f.scheduler.settleExited(id)).toBe(false);
+    release();
+    await first;
+  });
+
+  it('a pass waits for a micro-pass in progress, and so does quiesce; a second micro-pass is refused meanwhile', async () => {
+    const id = await liveFeed();
+    f.backend.finish(id, { exitCode: 1 });
+    const { release, polling, polls } = holdPoll();
+    const micro = f.scheduler.settleExited(id);
+    await polling;
+    expect(await f.scheduler.settleExited(id)).toBe(false);
+    let quiet = false;
+    const quiesced = f.scheduler.quiesce().then(() => (quiet = true));
+    const pass = f.pass();
+    await new Promise((r) => setImmediate(r));
+    expect(polls()).toBe(1); // the micro-pass's: the pass has not polled yet
+    expect(quiet).toBe(false);
+    release();
+    expect(await micro).toBe(true);
+    await quiesced;
+    await pass;
+    expect(f.runs('feed').map((r) => r.status)).toEqual(['EXITED', 'RUNNING']);
+  });
+});
+
+describe('the micro-pass after an exit', () => {
+  it('leaves a batch run to the pass, and a run not in the ledger alone, without a fault', async () => {
+    f = new Fixture();
+    f.define({ id: 'etl', cron: '0 * * * *' });
+    f.advance(60 * MIN);
+    await f.pass();
+    const run = f.only('etl');
+    f.backend.finish(run.id, { exitCode: 0 });
+    expect(await f.scheduler.settleExited(run.id)).toBe(false);
+    expect(f.run(run.id).status).toBe('STARTING');
+    await f.pass();
+    expect(f.run(run.id).status).toBe('COMPLETED');
+    expect(await f.scheduler.settleExited(run.id)).toBe(false);
+    expect(await f.scheduler.settleExited('no-such-run')).toBe(false);
+    expect(f.events('pass:fault')).toEqual([]);
+  });
+
+  it('starts the replacement only: a run waiting for the pass (started by hand) is left to it', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    f.define({ id: 'etl', cron: '0 0 1 1 *' });
+    await f.pass();
+    const feed = f.only('feed');
+    const manual = runNow(f.control(), full('etl'));
+    f.backend.finish(feed.id, { exitCode: 1 });
+    expect(await f.scheduler.settleExited(feed.id)).toBe(true);
+    expect(f.runs('feed').map((r) => r.status)).toEqual(['EXITED', 'STARTING']);
+    expect(f.run(manual.id).status).toBe('PENDING');
+  });
+
+  it('a store fault in a micro-pass is a pass:fault naming the run, and it answers false', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    const feed = f.only('feed');
+    f.backend.finish(feed.id, { exitCode: 1 });
+    // The realtime restart reads the routine's trigger: a table that is gone is a real SQLite error.
+    f.store.db.exec('DROP TABLE triggers');
+    expect(await f.scheduler.settleExited(feed.id)).toBe(false);
+    expect(f.events('pass:fault').map((e) => [e.runId, e.message])).toEqual([[feed.id, 'micro-pass: no such table: triggers']]);
+  });
+});
+
+describe('clock jumps', () => {
+  it('a wall clock set back is reported as such, from exactly the threshold', async () => {
+    f = new Fixture({ options: { clockJumpMs: 10 * SEC } });
+    await f.pass();
+    f.advance(-10 * SEC);
+    await f.pass();
+    expect(f.events('clock:jump').map((e) => e.message)).toEqual([
+      'wall clock went back by 10s (sleep, resume or clock change): misfire policies apply to what was due',
+    ]);
+  });
+
+  it('is not watched when no threshold is set', async () => {
+    f = new Fixture({ options: { clockJumpMs: undefined } });
+    await f.pass();
+    f.advance(10 * 60 * MIN);
+    await f.pass();
+    expect(f.events('clock:jump')).toEqual([]);
   });
 });
