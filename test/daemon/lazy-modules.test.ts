@@ -1,9 +1,10 @@
 // An idle daemon loads what idling needs: no YAML parser (only schedule import/export use one),
 // no Ajv (no route declares a JSON schema; zod checks inputs), no OpenAPI builder until the
-// document is asked for, no Intl formatter (ICU's locale data) for its status counts of today.
+// document is asked for, no Intl formatter (ICU's locale data) for its status counts of today, no
+// cron-parser (and luxon) before it checks a cron expression.
 // Each would cost the resident daemon megabytes it never uses.
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, scratch } from '../helpers/cli.js';
+import { FIXTURES, scratch, tendOk } from '../helpers/cli.js';
 import { Daemon, readState } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { useDaemonBox } from '../helpers/daemon-box.js';
@@ -19,8 +20,10 @@ const loaded = (stderr: string) =>
     .map((l) => l.slice(l.indexOf(' ') + 1));
 
 describe('an idle daemon loads only what idling needs', () => {
-  it('serves its API and saves its status counts without yaml, ajv, an Intl formatter or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
+  it('serves its API and saves its status counts without yaml, ajv, cron-parser, an Intl formatter or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
     box = scratch('tend-lazy-daemon-');
+    // A cron routine whose next run the command has worked out: the idle daemon checks no expression.
+    tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
     const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs'), '-r', join(FIXTURES, 'note-intl.cjs')] }).ready();
     const api = await d.serving();
     await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
@@ -35,7 +38,7 @@ describe('an idle daemon loads only what idling needs', () => {
     const all = loaded(d.stderr); // CommonJS modules are listed at exit: they cover the document's request too
     expect(idle.some((m) => m.includes('/dist/main/engine/api/server.js'))).toBe(true);
     expect(all.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
-    expect(all.filter((m) => /\/node_modules\/(yaml|ajv|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//.test(m))).toEqual([]);
+    expect(all.filter((m) => /\/node_modules\/(yaml|ajv|cron-parser|luxon|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//.test(m))).toEqual([]);
     expect(idle.filter((m) => m.includes('/api/openapi.js'))).toEqual([]);
     expect(before.split('\n').filter((l) => l.startsWith('intl '))).toEqual([]);
     expect(all.some((m) => m.includes('/dist/main/engine/api/openapi.js'))).toBe(true);

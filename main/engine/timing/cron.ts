@@ -11,10 +11,20 @@
 // repeated hour; it misses sub-hour folds (Lord Howe); and it runs `*/15 2 * * *` every 15 minutes
 // of the hour after a gap. calendar.ts does the search instead.
 
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type { CronExpressionParser as Parser } from 'cron-parser';
 import type { CalendarSpec } from './calendar.js';
 import { TimingError } from './errors.js';
 import { Memo } from './memo.js';
+
+// Loaded (synchronously) on the first expression checked, not with the module: cron-parser and
+// the luxon it brings are 2.6 MiB a daemon that fires nothing need not hold, and a CommonJS
+// package imported as an ES module is lexed for its exports on every CLI start.
+let parser: typeof Parser | null = null;
+function cronParser(): typeof Parser {
+  parser ??= (createRequire(import.meta.url)('cron-parser') as { CronExpressionParser: typeof Parser }).CronExpressionParser;
+  return parser;
+}
 
 interface FieldSpec {
   name: string;
@@ -95,7 +105,7 @@ function compile(expr: string): CompiledCron | string {
 
   // cron-parser must agree: a second reading of the same five fields.
   try {
-    CronExpressionParser.parse(parts.join(' '));
+    cronParser().parse(parts.join(' '));
   } catch (err) {
     return `rejected by cron-parser: ${err instanceof Error ? err.message : String(err)}`;
   }
