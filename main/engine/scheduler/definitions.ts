@@ -8,14 +8,13 @@ export class Definitions {
   schedules = new Map<string, Schedule>();
   realtime: RoutineDef[] = [];
 
-  refresh(store: Store): boolean {
+  refresh(store: Store): void {
     const v = store.routines.defsVersion();
-    if (v === this.version) return false;
+    if (v === this.version) return;
     this.byId = new Map(store.routines.allDefs().map((d) => [d.id, d]));
     this.schedules = new Map(store.routines.schedules().map((s) => [s.name, s]));
     this.realtime = [...this.byId.values()].filter((d) => d.kind === 'realtime');
     this.version = v;
-    return true;
   }
 
   observeOnly(def: RoutineDef): boolean {

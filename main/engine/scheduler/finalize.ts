@@ -9,17 +9,18 @@ import { nextRunAt } from '../timing/next.js';
 import { moveTrigger } from './moves.js';
 
 export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
-  if (!def || def.kind !== 'batch') return;
+  // A batch routine always has a timing (the schema requires one).
+  if (!def || def.kind !== 'batch' || !def.timing) return;
   const t = store.routines.trigger(def.id);
   if (!t) return;
   const timing = def.timing;
   // An `every` loop is armed from the end of its run, unless an edit armed it meanwhile or it is
   // paused (resuming arms it).
-  const rearm = !run.manual && timing?.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null ? nextRunAt(timing, now, def.tz) : undefined;
+  const rearm = !run.manual && timing.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null ? nextRunAt(timing, now, def.tz) : undefined;
 
   if (success) {
     if (run.manual) return;
-    const once = timing?.mode === 'at';
+    const once = timing.mode === 'at';
     // A plain recurring routine's success changes nothing: no write.
     if (!once && rearm === undefined && t.attempts === 0 && t.firstDueAt === null) return;
     moveTrigger(store, t, once ? 'succeed_once' : 'succeed_recurring', { attempts: 0, firstDueAt: null, nextRunAt: rearm }, now);
@@ -44,6 +45,6 @@ export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: Run
   }
   // No retry is queued: the window is over, or the trigger is paused (a pause holds back new
   // attempts, retries included). A run started by hand does not end a one-shot.
-  const event = retryable ? 'fail_retry' : run.manual || timing?.mode !== 'at' ? 'fail_recurring' : 'fail_exhausted';
+  const event = retryable ? 'fail_retry' : run.manual || timing.mode !== 'at' ? 'fail_recurring' : 'fail_exhausted';
   moveTrigger(store, t, event, { ...failed, firstDueAt: null, nextRunAt: rearm }, now);
 }

@@ -28,7 +28,9 @@ function targets(m: Machine<string, string>, event: string): Map<string, string[
   byTarget = new Map<string, string[]>();
   for (const from of m.fromStates(event)) {
     const to = m.table[from]![event]!;
-    byTarget.set(to, [...(byTarget.get(to) ?? []), from]);
+    const states = byTarget.get(to);
+    if (states) states.push(from);
+    else byTarget.set(to, [from]);
   }
   byEvent.set(event, byTarget);
   return byTarget;

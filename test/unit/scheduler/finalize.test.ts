@@ -233,6 +233,20 @@ describe('the trigger when its routine changed while the run ran', () => {
       expect(f.trigger('loop')).toMatchObject({ state: 'paused', nextRunAt: null });
     });
 
+    it(`a run started by hand that ${how} while the loop's own run is out does not arm the loop (its own run will)`, async () => {
+      f = new Fixture();
+      f.define({ id: 'loop', every: '10m', retry: 'none', overlap: 'allow' });
+      f.clock.set(T0 + 10 * MIN);
+      await f.pass();
+      const manual = runNow(f.control(), full('loop'));
+      await f.pass();
+      f.backend.finish(manual.id, { exitCode });
+      f.advance(MIN);
+      await f.pass();
+      expect(f.run(manual.id).status).toBe(exitCode === 0 ? 'COMPLETED' : 'ERROR');
+      expect(f.trigger('loop').nextRunAt).toBeNull();
+    });
+
     it(`a run whose routine became realtime ${how} without touching the trigger`, async () => {
       f = new Fixture();
       f.define({ id: 'r', cron: '0 * * * *' });

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runNow } from '../../../main/engine/ops/control.js';
 import type { PassReport } from '../../../main/engine/scheduler/context.js';
+import { TestBackend } from '../../helpers/test-backend.js';
 import { Fixture, MIN, SEC, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -352,5 +353,69 @@ describe('clock jumps', () => {
     f.advance(10 * 60 * MIN);
     await f.pass();
     expect(f.events('clock:jump')).toEqual([]);
+  });
+});
+
+describe('what the pass keeps between passes', () => {
+  it('definitions are read again only when a routine changed', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    await f.pass();
+    const defs = f.scheduler.ctx.defs;
+    const read = defs.byId;
+    await f.pass();
+    expect(defs.byId).toBe(read);
+    f.define({ id: 'b', cron: '0 * * * *' });
+    await f.pass();
+    expect(defs.byId).not.toBe(read);
+    expect([...defs.byId.keys()]).toEqual([full('a'), full('b')]);
+  });
+
+  it('a backend met for the first time is made once and kept; a configured one is never made', async () => {
+    const made: string[] = [];
+    f = new Fixture({
+      makeBackend: (name) => {
+        made.push(name);
+        return name === 'pool:other@elsewhere' ? new TestBackend(name) : undefined;
+      },
+    });
+    f.define({ id: 'away', cron: '* * * * *', overlap: 'allow', computer: 'other@elsewhere' });
+    f.define({ id: 'here', cron: '* * * * *', overlap: 'allow' });
+    for (let i = 0; i < 3; i++) {
+      f.advance(MIN);
+      await f.pass();
+    }
+    expect(made).toEqual(['pool:other@elsewhere']);
+  });
+
+  it('without a deadline a slow backend is waited for', async () => {
+    f = new Fixture({ options: { backendTimeoutMs: undefined } });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.advance(60 * MIN);
+    await f.pass();
+    const run = f.only('a');
+    f.backend.finish(run.id);
+    const poll = f.backend.poll.bind(f.backend);
+    f.backend.poll = async (handles) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return poll(handles);
+    };
+    await f.pass();
+    expect(f.run(run.id).status).toBe('COMPLETED');
+    expect(f.events('backend:poll-failed')).toEqual([]);
+  });
+
+  it('a deadline leaves no timer behind once the call has answered', async () => {
+    f = new Fixture({ options: { backendTimeoutMs: 60 * MIN } });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.advance(60 * MIN);
+    await f.pass();
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    for (let i = 0; i < 3; i++) {
+      f.advance(SEC);
+      await f.pass();
+    }
+    expect(timers()).toBe(before);
   });
 });
