@@ -21,7 +21,14 @@ interface Counted {
   launched: number;
 }
 
-async function measure(total: number, due: number, passes: number, counted?: Counted) {
+interface Options {
+  /** Hear the statements of the passes after the first. */
+  counted?: Counted;
+  /** Routines started (and left running) before the measured passes: what in-flight work costs a pass. */
+  running?: number;
+}
+
+async function measure(total: number, due: number, passes: number, { counted, running = 0 }: Options = {}) {
   const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-pass-'));
   try {
     const trace = counted
@@ -36,7 +43,7 @@ async function measure(total: number, due: number, passes: number, counted?: Cou
     const clock = new ManualClock(t0);
     const routines = Array.from({ length: total }, (_, i) => ({ id: `bench@host:r/${i}`, command: '/bin/true', cron: `${i % 60} ${i % 24} * * *`, tz: 'UTC' }));
     importSchedule(store, stringify({ schedule: 'bench', routines }), t0);
-    const backend = new TestBackend('local', { clock, startAs: 'done', record: false });
+    const backend = new TestBackend('local', { clock, startAs: running ? 'running' : 'done', record: false });
     const scheduler = new Scheduler(store, clock, new Map([['local', backend]]), {
       maxParallel: 100_000,
       leaseTimeoutMs: 60_000,
@@ -55,6 +62,14 @@ async function measure(total: number, due: number, passes: number, counted?: Cou
     const cpuTimes: number[] = [];
     const steps: Record<string, number[]> = {};
     await scheduler.pass(); // warm: definitions cached, statements prepared
+    if (running) {
+      store.tx(() => {
+        for (let k = 0; k < running; k++) makeDue.run(clock.now() - 10, `bench@host:r/${k}`);
+      });
+      await scheduler.pass(); // started
+      clock.advance(1000);
+      await scheduler.pass(); // seen running
+    }
     let launchedBefore = backend.launches();
     for (let p = 0; p < passes; p++) {
       // Counted from the second pass on: the first has nothing submitted before it to settle.
@@ -62,7 +77,7 @@ async function measure(total: number, due: number, passes: number, counted?: Cou
       clock.advance(1000);
       const now = clock.now();
       store.tx(() => {
-        for (let k = 0; k < due; k++) makeDue.run(now - 10, `bench@host:r/${(p * due + k) % total}`);
+        for (let k = 0; k < due; k++) makeDue.run(now - 10, `bench@host:r/${(running + p * due + k) % total}`);
       });
       if (counted) counted.on = p > 0;
       const started = performance.now();
@@ -76,7 +91,7 @@ async function measure(total: number, due: number, passes: number, counted?: Cou
     }
     if (counted) counted.launched = backend.launches() - launchedBefore;
     store.close();
-    return { routines: total, duePerPass: due, passes, medianMs: round(median(times)), p90Ms: round(percentile(times, 90)), cpuMedianMs: round(median(cpuTimes)), submitted: backend.launches(),
+    return { routines: total, duePerPass: due, ...(running ? { running } : {}), passes, medianMs: round(median(times)), p90Ms: round(percentile(times, 90)), cpuMedianMs: round(median(cpuTimes)), submitted: backend.launches(),
       stepMedianMs: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, round(median(v))])) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -91,13 +106,16 @@ export async function benchPass() {
   const largeSameDue = await measure(10_000, 10, passes);
   // Statements per run submitted, counted in passes of their own (hearing each statement costs time).
   const counted: Counted = { on: false, statements: 0, writes: 0, launched: 0 };
-  await measure(10_000, 100, 10, counted);
+  await measure(10_000, 100, 10, { counted });
+  // The same due work with 2,000 jobs running: each pass polls them all.
+  const largeRunning = await measure(10_000, 10, passes, { running: 2000 });
   return {
     name: 'pass',
     description: 'one scheduler pass (check, status, fire, submit) with ~1% of routines due; median of repeated passes',
     small,
     large,
     largeSameDue,
+    largeRunning,
     ratio10kTo1k: round(large.medianMs / small.medianMs, 2),
     ratio10kTo1kSameDue: round(largeSameDue.medianMs / small.medianMs, 2),
     // Every statement of the pass (BEGIN, SAVEPOINT and COMMIT included) over the runs it submitted, at 10k/100 due.
