@@ -115,7 +115,7 @@ export class Scheduler {
       if (run?.kind !== 'realtime') return false;
       const now = ctx.clock.now();
       if ((await check(ctx, now, new Set([`run:${runId}`]))) === 0) return false;
-      const inLedger = new Set(ctx.store.ledger.all().map((e) => `${e.kind}:${e.refId}`));
+      const inLedger = new Set(ctx.store.ledger.keys().map((e) => `${e.kind}:${e.refId}`));
       // What holds slots and schedules; nothing else is picked up here (PENDING runs, jobs: the pass).
       const active = ctx.store.runs.active().filter((r) => r.status === 'RUNNING' || (r.status === 'STARTING' && inLedger.has(`run:${r.id}`)));
       const waiting = new Map<string, string>();
@@ -186,7 +186,7 @@ export class Scheduler {
  * what is read: submit decides what fits, counting launches in flight too.
  */
 function pendingJobs(ctx: Ctx): JobRow[] {
-  const ledger = ctx.store.ledger.all();
+  const ledger = ctx.store.ledger.keys();
   const jobsInFlight = ledger.filter((e) => e.kind === 'job').length;
   const slots = Math.min(ctx.opts.maxParallel - ledger.length, (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - jobsInFlight);
   if (slots <= 0) return [];

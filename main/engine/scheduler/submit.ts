@@ -35,7 +35,7 @@ export interface SubmitInput {
 
 export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
   const { waiting } = input;
-  const ledger = ctx.store.ledger.all();
+  const ledger = ctx.store.ledger.keys();
   const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
   const backlog = collect(ctx, now, input, inLedger);
   if (backlog.length === 0) return 0;

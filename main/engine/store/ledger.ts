@@ -19,6 +19,7 @@ export class LedgerStore {
       setHandle: db.prepare(`UPDATE ledger SET handle = ? WHERE kind = ? AND ref_id = ?`),
       remove: db.prepare(`DELETE FROM ledger WHERE kind = ? AND ref_id = ?`),
       all: db.prepare(`SELECT * FROM ledger ORDER BY id`),
+      keys: db.prepare(`SELECT kind, ref_id AS refId FROM ledger ORDER BY id`),
       get: db.prepare(`SELECT * FROM ledger WHERE kind = ? AND ref_id = ?`),
       count: db.prepare(`SELECT COUNT(*) FROM ledger`).pluck(),
       countBackend: db.prepare(`SELECT backend, COUNT(*) AS n FROM ledger GROUP BY backend`),
@@ -52,6 +53,11 @@ export class LedgerStore {
       handle: JSON.parse(r.handle) as Handle,
       submittedAt: r.submitted_at,
     }));
+  }
+
+  /** What is in the ledger, without its handles (none parsed): to count it and look items up. */
+  keys(): Pick<LedgerEntry, 'kind' | 'refId'>[] {
+    return this.s.keys.all() as Pick<LedgerEntry, 'kind' | 'refId'>[];
   }
 
   get(kind: 'run' | 'job', refId: string): LedgerEntry | null {

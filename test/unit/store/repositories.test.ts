@@ -68,6 +68,18 @@ describe('ledger and leases', () => {
     expect(store.ledger.clear('run', 'a')).toBe(false);
   });
 
+  it('keys lists what is in the ledger in submission order, without handles', () => {
+    store.ledger.record('run', 'b', 'local', { id: 'b' }, 5);
+    store.ledger.record('job', '7', 'pool:w@h', { id: 'job-7' }, 6);
+    store.ledger.record('run', 'a', 'local', { id: 'a' }, 7);
+    expect(store.ledger.keys()).toEqual([
+      { kind: 'run', refId: 'b' },
+      { kind: 'job', refId: '7' },
+      { kind: 'run', refId: 'a' },
+    ]);
+    expect(store.ledger.keys()).toEqual(store.ledger.all().map((e) => ({ kind: e.kind, refId: e.refId })));
+  });
+
   it('a claim is taken once; stale leases exclude items owned by a ledger entry', () => {
     expect(store.ledger.claim('run', 'a', 'p1', 10)).toBe(true);
     expect(store.ledger.claim('run', 'a', 'p2', 11)).toBe(false);
