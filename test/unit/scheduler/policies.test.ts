@@ -1,7 +1,10 @@
 // Per-routine policies driven through the real pass: observe-only schedules, dependencies, misfire,
 // overlap, one-shot retry, `every` from completion, timeout.
 import { afterEach, describe, expect, it } from 'vitest';
+import { postJob } from '../../../main/engine/ops/jobs.js';
 import { setScheduleMode } from '../../../main/engine/ops/schedules.js';
+import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
+import { TestBackend } from '../../helpers/test-backend.js';
 import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -388,5 +391,130 @@ describe('timeout', () => {
       await f.pass();
     }
     expect(f.backend.cancelled()).toHaveLength(1);
+  });
+});
+
+describe('what the submit phase starts', () => {
+  it('a schedule’s max_parallel holds its runs back, counting those already running, and says why', async () => {
+    f = new Fixture();
+    f.store.routines.ensureSchedule('s', f.now());
+    f.store.routines.setScheduleMaxParallel('s', 1);
+    f.define({ id: 'a', schedule: 's', cron: '0 * * * *' });
+    f.define({ id: 'b', schedule: 's', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const [started, held] = [f.only('a'), f.only('b')].sort((x, y) => (x.status === 'STARTING' ? -1 : y.status === 'STARTING' ? 1 : 0));
+    expect([started!.status, held!.status]).toEqual(['STARTING', 'PENDING']);
+    expect(f.scheduler.waitReasons().get(held!.id)).toBe('no free slot in schedule s (max_parallel 1)');
+    f.advance(SEC);
+    await f.pass(); // the first is RUNNING now, and still counts
+    f.define({ id: 'c', schedule: 's', cron: '30 * * * *' });
+    f.clock.set(T0 + HOUR + 30 * MIN);
+    await f.pass();
+    expect(f.only('c').status).toBe('PENDING');
+    expect(f.backend.submitted()).toEqual([started!.id]);
+    f.backend.finish(started!.id);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.backend.submitted()).toHaveLength(2);
+  });
+
+  it('a realtime routine after another realtime one waits until it is RUNNING', async () => {
+    f = new Fixture({ backend: new TestBackend('local', { clock: undefined, startAs: 'queued' }) });
+    f.define({ id: 'source', realtime: true });
+    f.define({ id: 'sink', realtime: true, after: [full('source')] });
+    await f.pass();
+    expect(f.runs('sink')).toEqual([]);
+    expect(f.scheduler.waitReasons().get(full('sink'))).toBe(`waiting for ${full('source')} to be RUNNING`);
+    f.backend.markRunning(f.only('source').id);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.only('sink').status).toBe('STARTING');
+  });
+
+  it('a launch the backend refuses ends the run ERROR with the refusal as the reason and a run:refused event', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.backend.fail('submit', 'LAUNCH_REFUSED: cwd /gone does not exist');
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('a');
+    expect(run).toMatchObject({ status: 'ERROR', reason: 'LAUNCH_REFUSED: cwd /gone does not exist' });
+    expect(f.events('run:refused').map((e) => [e.runId, e.message])).toEqual([[run.id, 'LAUNCH_REFUSED: cwd /gone does not exist']]);
+    expect(f.events('run:launch-failed')).toEqual([]);
+  });
+
+  it('a job that cannot be launched ends ERROR with the reason, and says so', async () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.backend.fail('submit', 'no shell');
+    await f.pass();
+    expect(f.store.jobs.get(job.id)).toMatchObject({ status: 'ERROR', reason: 'no shell', endedAt: f.now() });
+    expect(f.events('job:launch-failed').map((e) => [e.jobId, e.message])).toEqual([[job.id, `job ${job.id} could not start: no shell`]]);
+    expect(f.store.ledger.count()).toBe(0);
+  });
+
+  it('submissions say where they went', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    expect(f.events('run:submitted').map((e) => [e.runId, e.message])).toEqual([[f.only('a').id, 'submitted to local (attempt 1)']]);
+    expect(f.events('job:submitted').map((e) => [e.jobId, e.message])).toEqual([[job.id, `job ${job.id} submitted to local`]]);
+  });
+
+  it('a run stopped by hand while it was being submitted is recorded and asked to stop', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    const submit = f.backend.submit.bind(f.backend);
+    f.backend.submit = async (spec) => {
+      f.store.runs.cas(spec.runId, ['STARTING'], 'CANCELLED', { reason: 'stopped by hand', endedAt: f.now() });
+      return submit(spec);
+    };
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('a');
+    expect(f.store.ledger.get('run', run.id)).not.toBeNull();
+    await new Promise((r) => setImmediate(r));
+    expect(f.backend.cancelled()).toEqual([run.id]);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(run.id)).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
+    expect(f.store.ledger.count()).toBe(0);
+  });
+
+  it('a retry waiting for its time says until when', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *', retry: { every: '5m', for: '1h' } });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.backend.finish(f.only('a').id, { exitCode: 1 });
+    f.advance(SEC);
+    await f.pass();
+    const retry = f.latest('a');
+    expect(f.scheduler.waitReasons().get(retry.id)).toBe(`retry at ${iso(T0 + HOUR + SEC + 5 * MIN)}`);
+  });
+});
+
+describe('a launch in the background', () => {
+  it('that cannot be recorded is a submit:fault naming the run or the job, and the engine is still told', async () => {
+    let told = 0;
+    f = new Fixture({ options: { launchInBackground: true } });
+    const scheduler = new Scheduler(f.store, f.clock, new Map([['local', f.backend]]), f.opts, { onLaunched: () => told++ });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.store.db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON ledger BEGIN SELECT RAISE(ABORT, 'ledger refused'); END`);
+    f.clock.set(T0 + HOUR);
+    await scheduler.pass();
+    await Promise.all([...scheduler.ctx.launches.launching.values()].map((l) => l.done));
+    const run = f.only('a');
+    expect(f.events('submit:fault').map((e) => [e.runId, e.jobId, e.message]).sort()).toEqual(
+      [
+        [run.id, null, 'could not record the launch: ledger refused'],
+        [null, job.id, 'could not record the launch: ledger refused'],
+      ].sort(),
+    );
+    expect(told).toBe(2);
   });
 });
