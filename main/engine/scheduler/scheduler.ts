@@ -154,7 +154,7 @@ export class Scheduler {
     const stale = this.ctx.store.ledger
       .staleLeases(Number.MAX_SAFE_INTEGER)
       .filter((l) => !this.ctx.launches.launching.has(`${l.queue}:${l.itemId}`)) // our own launch, still in flight
-      .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || (l.owner !== this.ctx.opts.owner && deadLocalOwner(l.owner)))
+      .filter((l) => l.claimedAt < now - this.ctx.opts.leaseTimeoutMs || deadLocalOwner(l.owner))
       // A worker host that is away may be running what it claimed: its claims wait for it to come
       // back and report (a missing host is not a statement about the work, and a launch elsewhere
       // would run it twice).
@@ -199,12 +199,11 @@ function workerAway(store: Store, owner: string, now: number, offlineMs: number)
   return w !== null && !workerOnline(w.lastSeen, now, offlineMs);
 }
 
-/** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine). */
+/** Lease owners `pid:<pid>:<nonce>` are scheduler processes of this host (see Engine); this process is alive. */
 function deadLocalOwner(owner: string): boolean {
   const m = /^pid:(\d+):/.exec(owner);
   if (!m) return false;
   const pid = Number(m[1]);
-  if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return false;

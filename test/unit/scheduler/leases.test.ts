@@ -89,6 +89,7 @@ describe('whose claims are stale', () => {
     f.advance(f.opts.leaseTimeoutMs);
     await f.pass();
     expect(held(f, id)).toBe(true);
+    expect(f.events('pass:fault')).toEqual([]);
     f.advance(1);
     await f.pass();
     expect(held(f, id)).toBe(false);

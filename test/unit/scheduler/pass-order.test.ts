@@ -1,10 +1,11 @@
 // The order of the pass (seed 001): check before submit, backlog gate before health gate, an
 // unhealthy backend pauses its stage and fails nothing, and a pass never throws.
 import { afterEach, describe, expect, it } from 'vitest';
-import { runNow } from '../../../main/engine/ops/control.js';
+import { ManualClock } from '../../../main/engine/clock.js';
+import { restartRoutine, runNow } from '../../../main/engine/ops/control.js';
 import type { PassReport } from '../../../main/engine/scheduler/context.js';
 import { TestBackend } from '../../helpers/test-backend.js';
-import { Fixture, MIN, SEC, full } from '../../helpers/engine-fixture.js';
+import { Fixture, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -307,6 +308,12 @@ describe('the micro-pass after an exit', () => {
     expect(f.run(run.id).status).toBe('COMPLETED');
     expect(await f.scheduler.settleExited(run.id)).toBe(false);
     expect(await f.scheduler.settleExited('no-such-run')).toBe(false);
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    const feed = f.only('feed');
+    f.backend.finish(feed.id, { exitCode: 1 });
+    await f.pass();
+    expect(await f.scheduler.settleExited(feed.id)).toBe(false); // settled by that pass already
     expect(f.events('pass:fault')).toEqual([]);
   });
 
@@ -321,6 +328,36 @@ describe('the micro-pass after an exit', () => {
     expect(await f.scheduler.settleExited(feed.id)).toBe(true);
     expect(f.runs('feed').map((r) => r.status)).toEqual(['EXITED', 'STARTING']);
     expect(f.run(manual.id).status).toBe('PENDING');
+  });
+
+  it('counts what runs and what is launched in the schedule’s max_parallel: the replacement waits for a slot', async () => {
+    const clock = new ManualClock(T0);
+    f = new Fixture({ clock, backend: new TestBackend('local', { clock, startAs: 'queued' }) });
+    for (const id of ['a', 'b', 'feed']) f.define({ id, realtime: true, schedule: 's' });
+    await f.pass();
+    f.backend.markRunning(f.only('a').id);
+    f.advance(SEC);
+    await f.pass(); // a RUNNING, b STARTING in the ledger
+    f.store.routines.setScheduleMaxParallel('s', 2);
+    await f.pass();
+    const feed = f.only('feed');
+    f.backend.finish(feed.id, { exitCode: 1 });
+    expect(await f.scheduler.settleExited(feed.id)).toBe(true);
+    expect(f.runs('feed').map((r) => r.status)).toEqual(['EXITED']);
+  });
+
+  it('after a restart by hand, the old instance’s exit starts nothing more: the new one is live', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    const old = f.only('feed');
+    f.backend.cancelBehaviour = 'ignore';
+    await restartRoutine(f.control(), full('feed'));
+    await f.pass();
+    expect(f.runs('feed')).toHaveLength(2);
+    f.backend.finish(old.id, { signal: 'SIGTERM' });
+    expect(await f.scheduler.settleExited(old.id)).toBe(true);
+    expect(f.runs('feed')).toHaveLength(2);
   });
 
   it('a store fault in a micro-pass is a pass:fault naming the run, and it answers false', async () => {
