@@ -497,6 +497,43 @@ describe('what the submit phase starts', () => {
   });
 });
 
+describe('what the submit phase leaves alone or sends elsewhere', () => {
+  it('a realtime routine in an observe-only schedule is not started', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true, schedule: 'obs' });
+    setScheduleMode(f.store, 'obs', 'observe', f.now());
+    await f.pass();
+    expect(f.runs('feed')).toEqual([]);
+    expect(f.backend.count('submit')).toBe(0);
+  });
+
+  it('a dependency that has not run this cycle is named as not run', async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '0 0 1 1 *' });
+    f.define({ id: 'parse', cron: '5 9 * * *', after: [full('fetch')] });
+    f.advance(5 * MIN);
+    await f.pass();
+    expect(f.scheduler.waitReasons().get(f.only('parse').id)).toBe(`waiting for ${full('fetch')} (not run on 2026-01-05)`);
+  });
+
+  it('a realtime routine after a batch one is started anyway: dependencies across kinds are not enforced', async () => {
+    f = new Fixture();
+    f.define({ id: 'etl', cron: '0 0 1 1 *' });
+    f.define({ id: 'feed', realtime: true, after: [full('etl')] });
+    await f.pass();
+    expect(f.only('feed').status).toBe('STARTING');
+  });
+
+  it('a job once fetched by a worker host (its claim gone stale) runs here on the local backend', async () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.store.db.prepare(`UPDATE jobs SET backend = 'pool:user@WORKER' WHERE id = ?`).run(job.id);
+    await f.pass();
+    expect(f.store.jobs.get(job.id)).toMatchObject({ status: 'FETCHED', backend: 'local' });
+    expect(f.backend.submitted()).toEqual([`job-${job.id}`]);
+  });
+});
+
 describe('a launch in the background', () => {
   it('that cannot be recorded is a submit:fault naming the run or the job, and the engine is still told', async () => {
     let told = 0;
