@@ -22,8 +22,9 @@ export function defaultFirstRunAt(r: DepRoutine, day: string): number | null {
   }
   try {
     const start = localToUtc({ year: Number(d[1]), month: Number(d[2]), day: Number(d[3]) }, r.tz);
-    const first = t.mode === 'at' ? Date.parse(t.at) : nextRunAt(t, start - 1, r.tz);
-    return first !== null && !Number.isNaN(first) && cycleDay(first, r.tz) === day ? first : null;
+    // A stored `at` is a UTC instant (schema.ts writes it with toISOString): nextRunAt reads it as is.
+    const first = nextRunAt(t, start - 1, r.tz);
+    return first !== null && cycleDay(first, r.tz) === day ? first : null;
   } catch {
     return null;
   }

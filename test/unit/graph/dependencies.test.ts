@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { Timing } from '../../../main/engine/domain/types.js';
 import { dailyOrder } from '../../../main/engine/graph/daily-order.js';
 import { checkDependencies, downstream, upstream, type DepRoutine } from '../../../main/engine/graph/dependencies.js';
-import { defaultFirstRunAt } from '../../../main/engine/timing/first-run.js';
 
 function r(id: string, dependencies: string[] = [], extra: Partial<DepRoutine> = {}): DepRoutine {
   return { id, schedule: 'main', kind: 'batch', dependencies, timing: null, tz: 'UTC', ...extra };
@@ -149,34 +148,6 @@ describe('dailyOrder', () => {
       firstRunAt: (x, day) => (x.id === 'cron' ? Date.parse(`${day}T03:00:00Z`) : x.id === 'every' ? Date.parse(`${day}T00:00:00Z`) : null),
     });
     expect(order.map((e) => e.id)).toEqual(['every', 'cron', 'four']);
-  });
-});
-
-describe('defaultFirstRunAt', () => {
-  it('reads an `at` timing only on its own local day', () => {
-    const one = r('one', [], { timing: { mode: 'at', at: '2025-03-10T22:30:00-05:00' }, tz: 'America/Chicago' });
-    expect(defaultFirstRunAt(one, '2025-03-10')).toBe(Date.parse('2025-03-11T03:30:00Z'));
-    expect(defaultFirstRunAt(one, '2025-03-11')).toBe(null);
-  });
-
-  it('skips malformed run times and unknown time zones', () => {
-    expect(defaultFirstRunAt(r('x', [], at('25:00', '7:00', '10:15')), DAY)).toBe(utc('10:15'));
-    expect(defaultFirstRunAt(r('x', [], { ...at('10:00'), tz: 'Mars/Olympus' }), DAY)).toBe(null);
-  });
-});
-
-describe('defaultFirstRunAt follows the scheduler across DST', () => {
-  it('fires a skipped fixed time at the first valid instant after it (spring forward)', () => {
-    // 2025-03-09 02:30 does not exist in New York: it fires at 03:00 EDT (07:00Z), as the scheduler does.
-    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'runtimes', runtimes: ['02:30'] }, tz: 'America/New_York' }), '2025-03-09')).toBe(Date.parse('2025-03-09T07:00:00Z'));
-  });
-
-  it('takes the first occurrence of a repeated time (fall back)', () => {
-    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'runtimes', runtimes: ['01:30'] }, tz: 'America/New_York' }), '2025-11-02')).toBe(Date.parse('2025-11-02T05:30:00Z'));
-  });
-
-  it('reads cron timings too', () => {
-    expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'cron', cron: '15 9 * * *' }, tz: 'Europe/Paris' }), '2025-07-01')).toBe(Date.parse('2025-07-01T07:15:00Z'));
   });
 });
 

@@ -124,6 +124,11 @@ describe('cron names and edge months', () => {
     expect(compileCron('5,35 1 * * *').times).toEqual([65, 95]);
   });
 
+  it('an expression our reading accepts but cron-parser refuses is refused with cron-parser\'s reason', () => {
+    // Sunday twice (7 and 0): a set to us, a duplicate to cron-parser.
+    expect(validateCron('0 0 * * 7,0')).toMatch(/^rejected by cron-parser: .*duplicate/);
+  });
+
   it('a value that is not a string (a YAML number) is refused with its type, not a crash', () => {
     expect(validateCron(5 as unknown as string)).toBe('expected a string, got number');
     expect(validateCron(undefined as unknown as string)).toBe('expected a string, got undefined');
