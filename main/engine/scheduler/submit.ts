@@ -193,14 +193,15 @@ function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string
         input.waiting.set(run.id, 'previous run still running');
         continue;
       }
-      if (run.kind === 'batch' && !run.manual && !dependenciesCompleted(ctx, def, run, input.waiting)) continue;
-      if (run.kind === 'realtime' && !dependenciesRunning(ctx, def, input.waiting, run.id)) continue;
+      // Only batch runs wait here (PENDING, DELAYED): a realtime run reaches this loop only to be
+      // sent again (recovering), its dependencies checked when it was started.
+      if (!run.manual && !dependenciesCompleted(ctx, def, run, input.waiting)) continue;
     }
     busy.add(def.id);
     items.push({ kind: 'run', run, def, backend: ctx.backends.nameFor(def), schedule: def.schedule, recovering });
   }
+  // The jobs given are those this computer may run (JobStore.runnable reads only those).
   for (const job of input.jobs) {
-    if (job.computer !== null && job.computer !== ctx.opts.computer) continue;
     // A job a remote worker once fetched (and whose claim went stale) runs here on this host's backend.
     const backend = job.backend && !job.backend.startsWith('pool:') ? job.backend : 'local';
     items.push({ kind: 'job', job, backend, schedule: null });
@@ -221,13 +222,13 @@ function dependenciesCompleted(ctx: Ctx, def: RoutineDef, run: RunRow, waiting: 
 }
 
 /** Realtime dependencies must be RUNNING. */
-function dependenciesRunning(ctx: Ctx, def: RoutineDef, waiting: Map<string, string>, key = def.id): boolean {
+function dependenciesRunning(ctx: Ctx, def: RoutineDef, waiting: Map<string, string>): boolean {
   for (const dep of def.dependencies) {
     const depDef = ctx.defs.byId.get(dep);
     if (depDef?.kind !== 'realtime') continue; // dependencies across kinds are not enforced at runtime
     const latest = ctx.store.runs.latest(dep);
     if (latest?.status !== 'RUNNING') {
-      waiting.set(key, `waiting for ${dep} to be RUNNING`);
+      waiting.set(def.id, `waiting for ${dep} to be RUNNING`);
       return false;
     }
   }

@@ -1,11 +1,13 @@
 // Per-routine policies driven through the real pass: observe-only schedules, dependencies, misfire,
 // overlap, one-shot retry, `every` from completion, timeout.
 import { afterEach, describe, expect, it } from 'vitest';
+import { newRun } from '../../../main/engine/domain/run.js';
+import { runNow } from '../../../main/engine/ops/control.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { setScheduleMode } from '../../../main/engine/ops/schedules.js';
 import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
 import { TestBackend } from '../../helpers/test-backend.js';
-import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+import { COMPUTER, Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -553,5 +555,114 @@ describe('a launch in the background', () => {
       ].sort(),
     );
     expect(told).toBe(2);
+  });
+});
+
+describe('why the submit phase holds work back, and what it records', () => {
+  it('a paused backend holds realtime starts and jobs too, each with the reason', async () => {
+    f = new Fixture();
+    f.backend.setHealth(false, 'disk full');
+    f.define({ id: 'feed', realtime: true });
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    expect(f.scheduler.waitReasons().get(full('feed'))).toBe('backend local paused: disk full');
+    expect(f.scheduler.waitReasons().get(`job:${job.id}`)).toBe('backend local paused: disk full');
+  });
+
+  it('work on a backend that is not configured waits as paused, and nothing is launched or failed', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *', backend: 'slurm' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('a');
+    expect(run.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(run.id)).toBe('backend slurm paused: unhealthy');
+  });
+
+  it('a health check that does not answer within the deadline pauses the backend, naming the call', async () => {
+    f = new Fixture({ options: { backendTimeoutMs: 20 } });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.backend.health = () => new Promise(() => undefined);
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    expect(f.scheduler.waitReasons().get(f.only('a').id)).toBe('backend local paused: local health did not answer within 20 ms');
+  });
+
+  it('a backend healthy all along is never announced as resumed, and a normal submission is never cancelled', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '* * * * *', overlap: 'allow' });
+    for (let i = 0; i < 3; i++) {
+      f.advance(MIN);
+      await f.pass();
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(f.events('backend:resumed')).toEqual([]);
+    expect(f.backend.cancelled()).toEqual([]);
+  });
+
+  it('a backend that recovers is announced once by name', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '* * * * *' });
+    f.backend.setHealth(false, 'disk full');
+    f.advance(MIN);
+    await f.pass();
+    f.backend.setHealth(true);
+    f.advance(SEC);
+    await f.pass();
+    expect(f.events('backend:resumed').map((e) => e.message)).toEqual(['backend local healthy again']);
+  });
+
+  it('a run still STARTING (launched, not yet seen running) holds back the next one under overlap skip', async () => {
+    f = new Fixture({ backend: new TestBackend('local', { startAs: 'queued' }) });
+    f.define({ id: 'a', cron: '* * * * *', overlap: 'queue-one' });
+    f.advance(MIN);
+    await f.pass();
+    f.advance(MIN);
+    await f.pass();
+    const [first, second] = f.runs('a');
+    expect([first!.status, second!.status]).toEqual(['STARTING', 'PENDING']);
+    expect(f.scheduler.waitReasons().get(second!.id)).toBe('previous run still running');
+  });
+
+  it('a run started by hand does not wait for dependencies', async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '0 0 1 1 *' });
+    f.define({ id: 'parse', cron: '0 0 1 1 *', after: [full('fetch')] });
+    const manual = runNow(f.control(), full('parse'));
+    await f.pass();
+    expect(f.run(manual.id).status).toBe('STARTING');
+  });
+
+  it('a launch that fails says so and queues the routine’s retry', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *', retry: { every: '5m', for: '1h' } });
+    f.backend.fail('submit', 'fork failed');
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const first = f.runs('a')[0]!;
+    expect(f.events('run:launch-failed').map((e) => [e.runId, e.message])).toEqual([[first.id, 'could not start: fork failed']]);
+    expect(f.events('run:retry')).toHaveLength(1);
+    expect(f.runs('a')).toHaveLength(2);
+  });
+
+  it('a run left STARTING with no ledger entry and no claim (a launch never recorded) is sent again under its id, recording where', async () => {
+    f = new Fixture();
+    const def = f.define({ id: 'a', cron: '0 0 1 1 *' });
+    const run = { ...newRun(def, T0, T0), status: 'STARTING' as const };
+    f.store.runs.insert(run);
+    await f.pass();
+    expect(f.backend.submitted()).toEqual([run.id]);
+    expect(f.run(run.id)).toMatchObject({ status: 'STARTING', backend: 'local', runDir: expect.stringContaining(run.id) });
+    expect(f.store.ledger.get('run', run.id)).not.toBeNull();
+  });
+
+  it('a claimed job records its directory, backend and computer; one released from a stale claim keeps its directory', async () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.store.db.prepare(`UPDATE jobs SET run_dir = '/kept/dir' WHERE id = ?`).run(job.id);
+    await f.pass();
+    expect(f.store.jobs.get(job.id)).toMatchObject({ status: 'FETCHED', runDir: '/kept/dir', backend: 'local' });
+    expect(f.store.db.prepare('SELECT fetched_by FROM jobs WHERE id = ?').pluck().get(job.id)).toBe(COMPUTER);
+    expect(f.backend.job(`job-${job.id}`).spec.runDir).toBe('/kept/dir');
   });
 });
