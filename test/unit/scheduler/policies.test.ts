@@ -666,3 +666,75 @@ describe('why the submit phase holds work back, and what it records', () => {
     expect(f.backend.job(`job-${job.id}`).spec.runDir).toBe('/kept/dir');
   });
 });
+
+describe('slots held by launches in flight and by batch jobs', () => {
+  /** A fixture launching in the background whose launches never answer: each holds its slot. */
+  function hanging(options: Record<string, unknown> = {}): Fixture {
+    const fx = new Fixture({ options: { launchInBackground: true, ...options } });
+    fx.backend.submitMode = 'hang';
+    return fx;
+  }
+
+  it('a launch in flight holds its slot under max_parallel', async () => {
+    f = hanging({ maxParallel: 1 });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.define({ id: 'b', cron: '0 0 1 1 *' });
+    const manual = runNow(f.control(), full('b'));
+    f.advance(SEC);
+    await f.pass();
+    expect(f.scheduler.waitReasons().get(manual.id)).toBe('no free slot (max_parallel 1)');
+  });
+
+  it('a launch in flight holds its slot in its schedule', async () => {
+    f = hanging();
+    f.store.routines.ensureSchedule('s', f.now());
+    f.store.routines.setScheduleMaxParallel('s', 1);
+    f.define({ id: 'a', cron: '0 * * * *', schedule: 's' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.define({ id: 'b', cron: '0 0 1 1 *', schedule: 's' });
+    const manual = runNow(f.control(), full('b'));
+    f.advance(SEC);
+    await f.pass();
+    expect(f.scheduler.waitReasons().get(manual.id)).toBe('no free slot in schedule s (max_parallel 1)');
+  });
+
+  it('a job launch in flight holds a batch slot', async () => {
+    f = hanging({ batchSlots: 1 });
+    postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    const second = postJob(f.store, { command: 'work' }, f.now());
+    f.advance(SEC);
+    await f.pass();
+    expect(f.store.jobs.status(second.id)).toBe('PENDING');
+  });
+
+  it('batch slots bound jobs only: in one pass a routine run and one job start, the second job waits', async () => {
+    f = new Fixture({ options: { batchSlots: 1 } });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    const one = postJob(f.store, { command: 'work' }, f.now());
+    const two = postJob(f.store, { command: 'work' }, f.now());
+    f.clock.set(T0 + HOUR);
+    const report = await f.pass();
+    expect(report.submitted).toBe(2);
+    expect([f.only('a').status, f.store.jobs.status(one.id), f.store.jobs.status(two.id)]).toEqual(['STARTING', 'FETCHED', 'PENDING']);
+  });
+
+  it('a launch that fails is not counted as submitted; in the background it ends the run the same way', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.backend.fail('submit', 'fork failed');
+    f.clock.set(T0 + HOUR);
+    expect((await f.pass()).submitted).toBe(0);
+    f.close();
+    f = new Fixture({ options: { launchInBackground: true } });
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.backend.fail('submit', 'fork failed');
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    await Promise.all([...f.scheduler.ctx.launches.launching.values()].map((l) => l.done));
+    expect(f.only('a')).toMatchObject({ status: 'ERROR', reason: 'fork failed' });
+  });
+});
