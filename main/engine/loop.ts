@@ -1,7 +1,8 @@
 // A small self-rescheduling loop: tick / nudge / stop, never two passes at once. It never sleeps
 // longer than the interval (capped at 30 s) before looking again, so suspend and clock jumps are seen.
 // Long work (the history retention) runs between passes a slice at a time: a nudge, a stop or the
-// next pass's time is seen after each slice, so a pass never waits for more than one.
+// next pass's time is seen after each slice, so a pass never waits for more than one, and every
+// pass is followed by one at least, so the work gets done however often passes are asked for.
 
 export interface LoopOptions {
   intervalMs: number;
@@ -60,10 +61,13 @@ export class Loop {
     }
   }
 
-  /** Slices of the work between passes until it is done, or a pass is asked for or due. */
+  /**
+   * Slices of the work between passes until it is done, or a pass is asked for or due; one at
+   * least after every pass, so a loop nudged without pause still gets through it.
+   */
   private async slices(nextAt: number): Promise<void> {
     if (!this.o.between) return;
-    while (!this.stopped && !this.nudged && performance.now() < nextAt) {
+    for (let first = true; !this.stopped && (first || (!this.nudged && performance.now() < nextAt)); first = false) {
       try {
         if (!(await this.o.between())) return;
       } catch (err) {

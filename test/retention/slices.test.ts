@@ -67,6 +67,19 @@ it('runs a pass asked for during a sweep before the sweep goes on', async () => 
   expect(store.db.prepare(`SELECT id FROM runs`).pluck().all()).toEqual(['old-20']);
 });
 
+it('goes on between passes asked for without pause: a slice after each', async () => {
+  // Until the sweep has ended, or 30 passes (a loop nudged from its own pass forever never waits for a timer).
+  let passes = 0;
+  engine.bus.on('pass', () => {
+    if (!engine.retention.last && ++passes < 30) engine.nudge();
+  });
+  engine.start();
+  await waitFor(() => engine.retention.last, 10_000, 'the sweep to end');
+  expect(engine.retention.last).toMatchObject({ runs: 20, more: false });
+  const upToLast = seen.slice(0, seen.lastIndexOf('slice') + 1);
+  expect(upToLast).toEqual(Array.from({ length: 10 }, () => ['pass', 'slice']).flat());
+});
+
 it('stops after the slice under way, the rest left for the next start', async () => {
   const removeRuns = store.history.removeRuns;
   let stopping: Promise<void> | null = null;
