@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { newRun } from '../../../main/engine/domain/run.js';
 import { runNow } from '../../../main/engine/ops/control.js';
+import { reportExternal } from '../../../main/engine/ops/external.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { setScheduleMode } from '../../../main/engine/ops/schedules.js';
 import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
@@ -736,5 +737,38 @@ describe('slots held by launches in flight and by batch jobs', () => {
     await f.pass();
     await Promise.all([...f.scheduler.ctx.launches.launching.values()].map((l) => l.done));
     expect(f.only('a')).toMatchObject({ status: 'ERROR', reason: 'fork failed' });
+  });
+});
+
+describe('what others hold', () => {
+  it('an external routine’s run does not take a slot in its schedule: Tend does not run it', async () => {
+    f = new Fixture();
+    f.store.routines.ensureSchedule('s', f.now());
+    f.store.routines.setScheduleMaxParallel('s', 1);
+    f.define({ id: 'ext', realtime: true, external: true, schedule: 's' });
+    reportExternal(f.store, () => undefined, full('ext'), 'start', {}, f.now());
+    f.define({ id: 'a', cron: '0 * * * *', schedule: 's' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    expect(f.only('a').status).toBe('STARTING');
+  });
+
+  it('a run STARTING under another scheduler’s live claim is not sent again', async () => {
+    f = new Fixture();
+    const def = f.define({ id: 'a', cron: '0 0 1 1 *' });
+    const run = { ...newRun(def, T0, T0), status: 'STARTING' as const };
+    f.store.runs.insert(run);
+    f.store.ledger.claim('run', run.id, 'another-scheduler', f.now());
+    await f.pass();
+    expect(f.backend.submitted()).toEqual([]);
+  });
+
+  it('a job another worker has claimed is not launched here', async () => {
+    f = new Fixture();
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    f.store.ledger.claim('job', String(job.id), 'user@WORKER', f.now());
+    await f.pass();
+    expect(f.backend.submitted()).toEqual([]);
+    expect(f.store.jobs.status(job.id)).toBe('PENDING');
   });
 });
