@@ -59,11 +59,12 @@ export function defineMachine<S extends string, E extends string>(spec: MachineS
   // Definition errors are programming errors: fail at import time, not at 3 a.m.
   for (const s of states) {
     if (!has(table, s)) throw new Error(`${name}: state ${s} has no row in the table`);
-    const row = table[s] as Record<string, string | undefined>;
+    // A row value left undefined is no state either: it fails the same check.
+    const row = table[s] as Record<string, string>;
     if (terminalSet.has(s) && Object.keys(row).length > 0) throw new Error(`${name}: terminal state ${s} has transitions`);
     for (const [e, to] of Object.entries(row)) {
       if (!eventSet.has(e)) throw new Error(`${name}: unknown event ${e} in row ${s}`);
-      if (to === undefined || !stateSet.has(to)) throw new Error(`${name}: ${s} --${e}--> unknown state ${String(to)}`);
+      if (!stateSet.has(to)) throw new Error(`${name}: ${s} --${e}--> unknown state ${String(to)}`);
     }
   }
   for (const t of terminal) if (!stateSet.has(t)) throw new Error(`${name}: unknown terminal state ${t}`);

@@ -26,7 +26,7 @@ export class CompareAndSet<P extends object> {
     private readonly db: DB,
     private readonly table: string,
     private readonly columns: Record<keyof P, string>,
-    private readonly always: readonly string[] = [],
+    private readonly always: readonly string[],
     private readonly span?: { start: keyof P & string; end: keyof P & string },
     private readonly keys: CasKeys = { id: 'id', status: 'status' },
   ) {}

@@ -97,6 +97,52 @@ describe('compare-and-set of a run', () => {
   });
 });
 
+describe('compare-and-set: the span and the statements', () => {
+  it('a field other than the start, patched on a run that has ended, is written as given', () => {
+    store.runs.insert(run('a', 'RUNNING'));
+    expect(store.runs.cas('a', ['RUNNING'], 'RUNNING', { startedAt: 5, endedAt: 9 })).toBe(true);
+    expect(store.runs.cas('a', ['RUNNING'], 'RUNNING', { reason: 'late report', exitCode: 20 })).toBe(true);
+    expect(store.runs.get('a')).toMatchObject({ reason: 'late report', exitCode: 20, startedAt: 5, endedAt: 9 });
+  });
+
+  it('the stored span never runs backwards: an end before the start is stored at the start, a later start alone at the end', () => {
+    const span = (id: string) => store.db.prepare('SELECT started_at AS s, ended_at AS e FROM runs WHERE id = ?').get(id);
+    for (const id of ['a', 'b', 'c']) store.runs.insert(run(id, 'RUNNING'));
+    store.runs.cas('a', ['RUNNING'], 'RUNNING', { startedAt: 10 });
+    store.runs.cas('a', ['RUNNING'], 'RUNNING', { endedAt: 7 });
+    expect(span('a')).toEqual({ s: 10, e: 10 });
+    store.runs.cas('b', ['RUNNING'], 'RUNNING', { startedAt: 10, endedAt: 7 });
+    expect(span('b')).toEqual({ s: 10, e: 10 });
+    store.runs.cas('c', ['RUNNING'], 'RUNNING', { endedAt: 7 });
+    store.runs.cas('c', ['RUNNING'], 'RUNNING', { startedAt: 10 });
+    expect(span('c')).toEqual({ s: 7, e: 7 });
+  });
+
+  it('the same shape of move prepares its statement once; a field given as undefined makes no new shape', () => {
+    for (const id of ['a', 'b', 'c']) store.runs.insert(run(id, 'RUNNING'));
+    const prepare = store.db.prepare.bind(store.db);
+    let prepared = 0;
+    store.db.prepare = ((sql: string) => {
+      prepared++;
+      return prepare(sql);
+    }) as typeof store.db.prepare;
+    // Moves that finish nothing (a finish also counts the run in the day's totals).
+    store.runs.cas('a', ['RUNNING'], 'RUNNING', { exitCode: 1 });
+    expect(prepared).toBe(1);
+    store.runs.cas('b', ['RUNNING'], 'STARTING', { exitCode: 0 });
+    store.runs.cas('c', ['RUNNING'], 'RUNNING', { exitCode: 2, reason: undefined });
+    expect(prepared).toBe(1);
+    expect(['a', 'b', 'c'].map((id) => store.runs.get(id)!.exitCode)).toEqual([1, 0, 2]);
+  });
+
+  it('a move from more expected states than usual (nine) binds every one of them', () => {
+    store.runs.insert(run('a', 'RUNNING'));
+    const nine = ['PENDING', 'DELAYED', 'STARTING', 'COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED', 'RUNNING'] as const;
+    expect(store.runs.cas('a', nine, 'ERROR')).toBe(true);
+    expect(store.runs.get('a')!.status).toBe('ERROR');
+  });
+});
+
 describe('compare-and-set of a job', () => {
   it('moves from an expected state, patches and stamps the time of the move', () => {
     const id = job('PENDING', 1000);
