@@ -2,7 +2,8 @@
 import type { DepRoutine } from '../graph/dependencies.js';
 import { cycleDay, localToUtc, nextRunAt } from './next.js';
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+// Unanchored: the answer must fall on `day` itself (cycleDay below), which refuses any other text.
+const DAY = /(\d{4})-(\d{2})-(\d{2})/;
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /**
@@ -16,8 +17,8 @@ export function defaultFirstRunAt(r: DepRoutine, day: string): number | null {
   if (t === null || t.mode === 'every' || !d) return null;
   if (t.mode === 'runtimes') {
     // Stored definitions are validated; tolerate hand-made ones by skipping what is not HH:MM.
+    // None left is null too: nextRunAt refuses an empty list, and the refusal reads as null below.
     const ok = t.runtimes.filter((x) => HHMM.test(x));
-    if (ok.length === 0) return null;
     if (ok.length !== t.runtimes.length) return defaultFirstRunAt({ ...r, timing: { mode: 'runtimes', runtimes: ok } }, day);
   }
   try {

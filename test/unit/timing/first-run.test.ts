@@ -42,7 +42,7 @@ describe('defaultFirstRunAt', () => {
   it('is null for a routine without a timing, an `every` loop, or a day not written YYYY-MM-DD', () => {
     expect(defaultFirstRunAt(r('x'), DAY)).toBe(null);
     expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'every', everyMs: 60_000 } }), DAY)).toBe(null);
-    for (const day of ['2025-3-10', '25-03-10', '2025-03-1', 'yyyy-mm-dd', '2025/03/10']) expect(defaultFirstRunAt(r('x', [], at('10:00')), day)).toBe(null);
+    for (const day of ['2025-3-10', '25-03-10', '2025-03-1', 'yyyy-mm-dd', '2025/03/10', 'x2025-03-10', '2025-03-10x', '12025-03-10']) expect(defaultFirstRunAt(r('x', [], at('10:00')), day)).toBe(null);
   });
 
   it('is null for a timing that cannot be read', () => {
