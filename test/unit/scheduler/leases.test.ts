@@ -104,9 +104,10 @@ describe('whose claims are stale', () => {
     const dead = claimed(f, `pid:${gone}:n1`);
     const parent = claimed(f, `pid:${process.ppid}:n2`);
     const self = claimed(f, `pid:${process.pid}:another-nonce`);
+    const lookalike = claimed(f, `user@pid:${gone}:host`); // a worker host, not a local process
     f.advance(SEC);
     await f.pass();
-    expect([held(f, dead), held(f, parent), held(f, self)]).toEqual([false, true, true]);
+    expect([held(f, dead), held(f, parent), held(f, self), held(f, lookalike)]).toEqual([false, true, true, true]);
     expect(f.events('pass:fault')).toEqual([]);
   });
 

@@ -186,6 +186,15 @@ describe('runs whose routine was removed or moved', () => {
     expect(settled(id)).toMatchObject({ status: 'CANCELLED', reason: `its routine moved from ${COMPUTER} to other@elsewhere`, cancelled: true });
   });
 
+  it('a run stopped as an orphan is not also judged by its limits in that pass', async () => {
+    const id = await running({ id: 'etl', cron: '0 * * * *', timeout: '1m' });
+    moveAway('etl');
+    f.advance(2 * MIN);
+    await f.pass();
+    expect(settled(id)).toMatchObject({ status: 'CANCELLED', cancelled: true });
+    expect(f.events('run:timeout')).toEqual([]);
+  });
+
   it('a run of a routine still on this computer is left running', async () => {
     const id = await running({ id: 'feed', realtime: true });
     editRoutine(f.store, full('feed'), { computer: COMPUTER }, { now: f.now(), localComputer: COMPUTER });
