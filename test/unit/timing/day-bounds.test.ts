@@ -2,7 +2,7 @@
 // 23 hours on the spring-forward day and 25 on the fall-back day, in three zones; and a day that
 // is not on the calendar is refused, saying why.
 import { describe, expect, it } from 'vitest';
-import { dayBounds, dayProblem } from '../../../main/engine/timing/day.js';
+import { dayBounds, dayProblem, machineDayBounds } from '../../../main/engine/timing/day.js';
 
 const H = 3_600_000;
 
@@ -63,4 +63,40 @@ it('29 February is a day in leap years only: every fourth year, but not 1900 or 
   expect([feb29('1900'), feb29('2100'), feb29('0100'), feb29('2023')]).toEqual(
     ['1900', '2100', '0100', '2023'].map((y) => `day must be 01 to 28 in ${y}-02, got 29`),
   );
+});
+
+// machine-day.test.ts switches TZ per case, which worker threads (the mutation run's) cannot do;
+// this one holds in whatever zone the process runs in.
+describe('machineDayBounds in the zone Date uses', () => {
+  it('equals dayBounds for that zone every 7 h 0 m 17 s over three years', () => {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    let checked = 0;
+    for (let t = Date.UTC(2023, 0, 1); t < Date.UTC(2026, 0, 1); t += 7 * H + 17_000) {
+      expect(machineDayBounds(t)).toEqual(dayBounds(t, undefined, zone));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(3000);
+  });
+});
+
+describe('machineDayBounds labels', () => {
+  // Local noon on 15 June of a year (setFullYear: Date.UTC and new Date(y, …) read 0-99 as 1900-1999).
+  const juneNoon = (year: number): number => {
+    const d = new Date(2000, 5, 15, 12);
+    d.setFullYear(year);
+    return d.getTime();
+  };
+
+  it('pads a year to four digits, year 0 too; a year before it keeps its sign unpadded', () => {
+    expect(machineDayBounds(juneNoon(5)).day).toBe('0005-06-15');
+    expect(machineDayBounds(juneNoon(0)).day).toBe('0000-06-15');
+    expect(machineDayBounds(juneNoon(-1)).day).toBe('-1-06-15');
+  });
+});
+
+describe('dayProblem reads the whole text', () => {
+  it('refuses a day with anything before or after it', () => {
+    expect(dayProblem(' 2026-01-05')).toBe('must be a day as YYYY-MM-DD');
+    expect(dayProblem('2026-01-05T00:00')).toBe('must be a day as YYYY-MM-DD');
+  });
 });
