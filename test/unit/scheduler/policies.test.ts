@@ -625,6 +625,18 @@ describe('why the submit phase holds work back, and what it records', () => {
     expect(f.scheduler.waitReasons().get(second!.id)).toBe('previous run still running');
   });
 
+  it('a run already launched or running is not waiting: it has no wait reason', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('a');
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(run.id).status).toBe('RUNNING');
+    expect([...f.scheduler.waitReasons().keys()]).toEqual([]);
+  });
+
   it('a run started by hand does not wait for dependencies', async () => {
     f = new Fixture();
     f.define({ id: 'fetch', cron: '0 0 1 1 *' });
