@@ -76,12 +76,22 @@ class Spawner {
     return new Promise<number>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onExit });
       this.busy();
-      try {
-        child.send({ t: 'spawn', id, ...l });
-      } catch (err) {
-        this.pending.delete(id);
+      // The helper can die between two launches: its channel then fails the write later (EPIPE),
+      // through this callback. Without one, Node raises it as an 'error' event per failed send.
+      // A failed write means the channel is broken: the helper is gone for every launch, not just this one.
+      const unsent = (err: unknown) => {
+        const why = `could not reach the spawn helper: ${errorMessage(err)}`;
+        this.drop(child, why);
+        if (!this.pending.delete(id)) return; // already rejected with the others
         this.busy();
-        reject(new HelperGone(errorMessage(err)));
+        reject(new HelperGone(why));
+      };
+      try {
+        child.send({ t: 'spawn', id, ...l }, (err) => {
+          if (err) unsent(err);
+        });
+      } catch (err) {
+        unsent(err);
       }
     });
   }
@@ -91,21 +101,26 @@ class Spawner {
     // Under Electron process.execPath is the app: the helper must run as Node, not as a second app.
     const child = spawn(nodeExecPath(), ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: nodeChildEnv({ PATH: process.env['PATH'] ?? '' }) });
     child.on('message', (m: Reply) => this.reply(m));
-    const gone = (why: string) => {
-      if (this.child !== child) return;
-      this.child = null;
-      this.failures++;
-      // Started wrappers keep running; only their exits go unreported (a timed pass finds them).
-      this.exits.clear();
-      const waiting = [...this.pending.values()];
-      this.pending.clear();
-      for (const p of waiting) p.reject(new HelperGone(why));
-    };
-    child.once('exit', (code, signal) => gone(`the spawn helper exited (${signal ?? code})`));
-    child.once('error', (err) => gone(`the spawn helper failed: ${errorMessage(err)}`));
+    child.once('exit', (code, signal) => this.drop(child, `the spawn helper exited (${signal ?? code})`));
+    // `on`, not `once`: a dead helper can raise more than one error, and an unheard one would crash the daemon.
+    child.on('error', (err) => this.drop(child, `the spawn helper failed: ${errorMessage(err)}`));
     this.child = child;
     this.busy();
     return child;
+  }
+
+  /** `child` is of no more use: launches waiting on it are refused; the next launch starts a new helper. */
+  private drop(child: ChildProcess, why: string): void {
+    if (this.child !== child) return;
+    this.child = null;
+    this.failures++;
+    // Started wrappers keep running; only their exits go unreported (a timed pass finds them).
+    this.exits.clear();
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of waiting) p.reject(new HelperGone(why));
+    // Not waited on any more (its exit, if still to come, is only reaped).
+    child.unref();
   }
 
   /** Keep this process alive only while the helper owes an answer. */
