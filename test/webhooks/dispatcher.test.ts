@@ -174,6 +174,33 @@ describe('notices', () => {
     expect(wh().trouble(full('feed'))).toBeNull();
   });
 
+  it("recovers a new instance whose start reads a little earlier than its predecessor's death (a start from /proc is ±10 ms)", async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true, command: 'collector', grace: '10s' });
+    const r = await receiver();
+    hook({ url: r.url, routine: full('feed') });
+    dispatcher();
+    await f.pass();
+    const first = f.only('feed');
+    f.advance(SEC);
+    await f.pass();
+    f.backend.finish(first.id, { exitCode: 1 });
+    f.advance(SEC);
+    await f.pass();
+    await r.until((rs) => rs.length === 1);
+    const since = wh().trouble(full('feed'))!.since;
+    const second = f.latest('feed');
+    expect(second.id).not.toBe(first.id);
+    f.backend.markRunning(second.id, { startedAt: since - 5 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.run(second.id)).toMatchObject({ status: 'RUNNING', startedAt: since - 5 });
+    f.advance(11 * SEC);
+    await f.pass();
+    await r.until((rs) => rs.length === 2);
+    expect(r.requests[1]!.body).toMatchObject({ event: 'recover', run: { id: second.id, status: 'RUNNING' } });
+  });
+
   it('a crash loop → error (after the restarts)', async () => {
     f = new Fixture();
     f.define({ id: 'feed', realtime: true, command: 'collector' });

@@ -95,10 +95,13 @@ export function stableRecoveries(store: Store, wh: WebhookStore, now: number): N
       continue;
     }
     if (def.kind !== 'realtime') continue;
+    // The latest run is newer than the instance the trouble is about (latest orders by creation).
+    // Its start is not compared with the trouble's time: a start read from /proc is ±10 ms, and a
+    // quick restart can read as a few ms before the death's event.
     const run = store.runs.latest(def.id);
     if (!run || run.id === t.runId || run.status !== 'RUNNING') continue;
     const started = run.startedAt ?? run.createdAt;
-    if (started < t.since || now - started < def.graceMs) continue;
+    if ((t.runId === null && started < t.since) || now - started < def.graceMs) continue;
     wh.clearTrouble(def.id);
     out.push({
       key: `tend-recover-${run.id}`,
