@@ -51,6 +51,8 @@ export class TestBackend implements Backend {
   private failing = new Map<Op, Error>();
   /** `hang`: launch, then never resolve — the caller dies between launching and recording. */
   submitMode: 'normal' | 'hang' = 'normal';
+  /** While set, a submit launches at once but answers only when it resolves (a launch in flight). */
+  submitGate: Promise<void> | null = null;
   private submitWaiters: ((spec: JobSpec) => void)[] = [];
   cancelBehaviour: CancelBehaviour = 'kill';
   private readonly clock: Clock | undefined;
@@ -207,6 +209,7 @@ export class TestBackend implements Backend {
     });
     for (const w of this.submitWaiters.splice(0)) w(spec);
     if (this.submitMode === 'hang') return new Promise<Handle>(() => undefined);
+    if (this.submitGate) await this.submitGate;
     return { id: spec.runId };
   }
 

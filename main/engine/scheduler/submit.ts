@@ -276,6 +276,8 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     if (handle) {
       ctx.store.ledger.record('job', c.key, backendName, handle, now);
       ctx.events.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
+      // Cancelled while we were submitting: the cancel found nothing in the ledger to stop, so stop it here.
+      if (ctx.store.jobs.status(id) === 'CANCEL') stopLater(ctx, `job ${id}`, backendName, handle);
     } else if (moveJob(ctx.store, id, 'launch_failed', { reason: error ?? 'launch failed', endedAt: now }, now)) {
       ctx.events.log({ type: 'job:launch-failed', jobId: id, message: `job ${id} could not start: ${error}` });
     }
@@ -287,7 +289,7 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     ctx.store.ledger.record('run', run.id, backendName, handle, now);
     if (current && current !== 'STARTING' && current !== 'RUNNING') {
       // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
-      stopLater(ctx, backendName, handle);
+      stopLater(ctx, run.id, backendName, handle);
     }
     ctx.events.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
     return;
@@ -305,7 +307,13 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
   if (run.kind === 'batch') finalizeBatch(ctx.store, (e) => ctx.events.log(e), run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
 }
 
-function stopLater(ctx: Ctx, name: string, handle: Handle): void {
+/** Stop what was launched for nothing, held in `stopping` under `key` so that the engine's stop waits for it. */
+function stopLater(ctx: Ctx, key: string, name: string, handle: Handle): void {
   const backend: Backend | undefined = ctx.backends.get(name);
-  void backend?.cancel(handle, ctx.opts.killGraceMs).catch(() => undefined);
+  if (!backend || ctx.launches.stopping.has(key)) return;
+  const p = backend
+    .cancel(handle, ctx.opts.killGraceMs)
+    .catch(() => undefined)
+    .finally(() => ctx.launches.stopping.delete(key));
+  ctx.launches.stopping.set(key, p);
 }

@@ -2,8 +2,10 @@
 // a dependency that ends ERROR cancels its dependents with a reason naming it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { TendError } from '../../../main/engine/errors.js';
+import { cancelJob } from '../../../main/engine/ops/control.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { COMPUTER, Fixture, SEC } from '../../helpers/engine-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -30,6 +32,23 @@ describe('batch jobs', () => {
     await f.pass();
     expect(f.store.jobs.get(job.id)).toMatchObject({ status: 'COMPLETED', exitCode: 0 });
     expect(f.store.ledger.count()).toBe(0);
+  });
+
+  it('a job cancelled by hand while its submit is in flight is stopped once the launch is recorded (the cancel found nothing to stop)', async () => {
+    f = new Fixture();
+    let release!: () => void;
+    f.backend.submitGate = new Promise<void>((r) => (release = r));
+    const job = post({});
+    const passing = f.pass();
+    await waitFor(() => f.backend.calls.some((c) => c.op === 'submit'), 5000, 'the submit to start');
+    await cancelJob(f.control(), job.id);
+    expect(f.store.jobs.status(job.id)).toBe('CANCEL');
+    expect(f.backend.cancelled()).toEqual([]);
+    release();
+    await passing;
+    await waitFor(() => f.backend.cancelled().length > 0, 5000, 'the launched job to be stopped');
+    expect(f.backend.cancelled()).toEqual([`job-${job.id}`]);
+    expect(f.scheduler.ctx.launches.stopping.size).toBe(0);
   });
 
   it('a dependent waits (WAITING), becomes PENDING when its dependency COMPLETED, and is submitted in that same pass', async () => {
