@@ -4,6 +4,7 @@
 // bounded queue dropping the oldest with a logged reason, no replay after a restart.
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRow } from '../../main/engine/domain/types.js';
 import { runNow } from '../../main/engine/ops/control.js';
 import { WebhookDispatcher, type WebhookOptions } from '../../main/engine/webhooks/dispatcher.js';
 import { addWebhook, deliveryLog, removeWebhook } from '../../main/engine/webhooks/ops.js';
@@ -37,6 +38,26 @@ function dispatcher(o: Partial<WebhookOptions> = {}): WebhookDispatcher {
 
 const wh = () => new WebhookStore(f.store.db);
 const hook = (input: Record<string, unknown>) => addWebhook(f.store, input, f.now());
+
+/** A realtime `feed` (grace 10 s) with a receiver: its first instance ran, died (exit 1), and the restart notice came. */
+async function feedRestartedOnce(): Promise<{ r: Receiver; first: RunRow }> {
+  f = new Fixture();
+  f.define({ id: 'feed', realtime: true, command: 'collector', grace: '10s' });
+  const r = await receiver();
+  hook({ url: r.url, routine: full('feed') });
+  dispatcher();
+  await f.pass();
+  const first = f.only('feed');
+  f.advance(SEC);
+  await f.pass();
+  expect(f.run(first.id).status).toBe('RUNNING');
+  f.backend.finish(first.id, { exitCode: 1 });
+  f.advance(SEC);
+  await f.pass();
+  expect(f.run(first.id).status).toBe('EXITED');
+  await r.until((rs) => rs.length === 1);
+  return { r, first };
+}
 
 /** A batch routine run by hand until the backend reports it, then ended with this exit code. */
 async function runAndEnd(id: string, exitCode: number): Promise<string> {
@@ -139,21 +160,7 @@ describe('notices', () => {
   });
 
   it('a realtime routine that dies → restart; its new instance RUNNING for the startup grace → recover', async () => {
-    f = new Fixture();
-    f.define({ id: 'feed', realtime: true, command: 'collector', grace: '10s' });
-    const r = await receiver();
-    hook({ url: r.url, routine: full('feed') });
-    dispatcher();
-    await f.pass();
-    const first = f.only('feed');
-    f.advance(SEC);
-    await f.pass();
-    expect(f.run(first.id).status).toBe('RUNNING');
-    f.backend.finish(first.id, { exitCode: 1 });
-    f.advance(SEC);
-    await f.pass();
-    expect(f.run(first.id).status).toBe('EXITED');
-    await r.until((rs) => rs.length === 1);
+    const { r, first } = await feedRestartedOnce();
     expect(r.requests[0]!.body).toMatchObject({ event: 'restart', routine: { id: full('feed'), kind: 'realtime' }, run: { id: first.id, status: 'EXITED', exitCode: 1 } });
     expect(r.requests[0]!.body.message).toContain('Tend starts it again');
 
@@ -175,19 +182,7 @@ describe('notices', () => {
   });
 
   it("recovers a new instance whose start reads a little earlier than its predecessor's death (a start from /proc is ±10 ms)", async () => {
-    f = new Fixture();
-    f.define({ id: 'feed', realtime: true, command: 'collector', grace: '10s' });
-    const r = await receiver();
-    hook({ url: r.url, routine: full('feed') });
-    dispatcher();
-    await f.pass();
-    const first = f.only('feed');
-    f.advance(SEC);
-    await f.pass();
-    f.backend.finish(first.id, { exitCode: 1 });
-    f.advance(SEC);
-    await f.pass();
-    await r.until((rs) => rs.length === 1);
+    const { r, first } = await feedRestartedOnce();
     const since = wh().trouble(full('feed'))!.since;
     const second = f.latest('feed');
     expect(second.id).not.toBe(first.id);
