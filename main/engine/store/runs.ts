@@ -63,8 +63,9 @@ export interface RunPatch {
   heartbeatAt?: number | null;
 }
 
-// The statuses of unfinished runs, spelled as the partial indexes runs_active and runs_routine_active
-// spell them: SQLite uses a partial index only for a WHERE that matches its own.
+// The statuses of unfinished runs, spelled as the partial index runs_routine_active spells them: SQLite
+// uses a partial index only for a WHERE that matches its own. It is the one index of unfinished runs
+// (migration 8), named in every read of them, so none reads history (it exists since migration 5).
 const ACTIVE = `('PENDING', 'DELAYED', 'STARTING', 'RUNNING')`;
 
 /**
@@ -104,7 +105,7 @@ export class RunStore {
         VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
-      active: db.prepare(`SELECT * FROM runs WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
+      active: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
@@ -115,7 +116,7 @@ export class RunStore {
         (SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
-      // since, still open (runs_active), and created before but ended since (runs_ended).
+      // since, still open (runs_routine_active), and created before but ended since (runs_ended).
       dayPage: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE created_at >= @from AND created_at < @to
           AND (created_at > @afterAt OR (created_at = @afterAt AND rowid > @afterRid))
         ORDER BY created_at, rowid LIMIT @limit`),
@@ -138,13 +139,13 @@ export class RunStore {
     return (this.carried ??= {
       since: this.db.prepare(`SELECT * FROM (
           SELECT rowid AS rid, * FROM runs WHERE created_at >= @from
-          UNION ALL SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          UNION ALL SELECT rowid AS rid, * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} AND created_at < @from
           UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
         ORDER BY created_at, rid`),
       // A day's runs a page at a time: created in the day, in creation order, after a cursor. The
       // first page also carries the runs created before the day that were open or ended in it.
       dayCarried: this.db.prepare(`SELECT * FROM (
-          SELECT rowid AS rid, * FROM runs WHERE status IN ${ACTIVE} AND created_at < @from
+          SELECT rowid AS rid, * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} AND created_at < @from
           UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
         ORDER BY created_at, rid`),
     });
@@ -230,7 +231,7 @@ export class RunStore {
   /**
    * Runs created since `from`, by status. From a quarter-hour that run_quarter_totals holds (every
    * local midnight since the table began), the finished ones are its totals and the unfinished ones
-   * come from runs_active: no read of the day's runs. Otherwise, or on a database without the
+   * come from runs_routine_active: no read of the day's runs. Otherwise, or on a database without the
    * table (a read-only open of an older one), the runs are counted.
    */
   countByStatus(from: number): Record<string, number> {
@@ -256,7 +257,7 @@ export class RunStore {
           : {
               from,
               finished: this.db.prepare(`SELECT status, SUM(n) AS n FROM run_quarter_totals WHERE quarter >= ? GROUP BY status`),
-              active: this.db.prepare(`SELECT status, COUNT(*) AS n FROM runs INDEXED BY runs_active WHERE status IN ${ACTIVE} AND created_at >= ? GROUP BY status`),
+              active: this.db.prepare(`SELECT status, COUNT(*) AS n FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} AND created_at >= ? GROUP BY status`),
             };
     }
     return this.quarters && { ...this.quarters, from: Number(this.quarters.from.get()) };

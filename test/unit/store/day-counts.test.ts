@@ -60,7 +60,7 @@ it('counts the day from the totals and the open runs, as counting the runs would
   expect(today).toEqual(counted(store, FROM));
   // Only the totals and the index of unfinished runs were read.
   expect(read).toHaveLength(1);
-  expect(read[0]).toContain('INDEXED BY runs_active');
+  expect(read[0]).toContain('INDEXED BY runs_routine_active');
   // A quarter later, and a time off the quarter (the runs counted): the same as counting.
   expect(store.runs.countByStatus(FROM + QUARTER)).toEqual(counted(store, FROM + QUARTER));
   expect(store.runs.countByStatus(FROM + 8)).toEqual(counted(store, FROM + 8));

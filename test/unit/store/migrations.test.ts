@@ -190,3 +190,25 @@ describe('migration 5: totals the metrics read instead of the history', () => {
     }
   });
 });
+
+describe('migration 8: one index of unfinished runs', () => {
+  const activeIndexes = (db: Database.Database) =>
+    db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs' AND sql LIKE '%WHERE status IN%' ORDER BY name`).pluck().all() as string[];
+
+  it('drops runs_active: an unfinished run changing status rewrites one index entry, and its reads still find it', () => {
+    const before = openDb(dir.db, { migrations: MIGRATIONS.filter((m) => m.version < 8) });
+    before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES ('r1', 'me@h:r', 'batch', '2026-01-05', 1, 'PENDING', 1)`).run();
+    expect(activeIndexes(before)).toEqual(['runs_active', 'runs_routine_active']);
+    before.close();
+    const store = Store.open(dir.db);
+    try {
+      expect(activeIndexes(store.db)).toEqual(['runs_routine_active']);
+      expect(store.runs.active().map((r) => r.id)).toEqual(['r1']);
+      expect(store.runs.cas('r1', ['PENDING'], 'STARTING')).toBe(true);
+      expect(store.runs.active().map((r) => [r.id, r.status])).toEqual([['r1', 'STARTING']]);
+      expect(store.runs.countByStatus(0)).toEqual({ STARTING: 1 });
+    } finally {
+      store.close();
+    }
+  });
+});

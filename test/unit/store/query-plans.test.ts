@@ -26,9 +26,8 @@ const GUARDED = ['runs', 'events', 'jobs', 'commands'];
 
 /** Partial indexes over unfinished work only: scanning one costs what is in flight. */
 const BOUNDED_INDEXES: Record<string, string> = {
-  runs_active: 'only runs not finished (PENDING, DELAYED, STARTING, RUNNING)',
   commands_queue: 'only commands queued and not fetched yet (they expire after 60 s)',
-  runs_routine_active: "only a routine's runs not finished",
+  runs_routine_active: 'only runs not finished (PENDING, DELAYED, STARTING, RUNNING), by routine',
 };
 
 /** Indexes read in their order and only up to a LIMIT (newest first): allowed in a statement with a LIMIT and no sort. */
