@@ -8,6 +8,7 @@ import { runNow, stopRoutine } from '../../../main/engine/ops/control.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { QUICK_DEATH_MS } from '../../../main/engine/scheduler/check.js';
 import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
+import { Store } from '../../../main/engine/store/store.js';
 import { TestBackend } from '../../helpers/test-backend.js';
 
 let f: Fixture;
@@ -253,6 +254,20 @@ describe('settling', () => {
 });
 
 describe('faults', () => {
+  it('the finished runs of a pass settle under one savepoint, not one each', async () => {
+    const clock = new ManualClock(T0);
+    const heard: string[] = [];
+    f = new Fixture({ clock, backend: new TestBackend('local', { clock, startAs: 'done' }), store: Store.open(':memory:', { trace: (sql) => heard.push(sql) }) });
+    for (const id of ['a', 'b', 'c', 'd']) f.define({ id, cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.advance(SEC);
+    heard.length = 0;
+    expect((await f.pass()).settled).toBe(4);
+    expect(['a', 'b', 'c', 'd'].map((id) => f.only(id).status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
+    expect(heard.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(1);
+  });
+
   it('one run that cannot be settled is a check:fault naming it; the others settle', async () => {
     f = doneAtOnce();
     f.define({ id: 'a', cron: '0 * * * *' });
