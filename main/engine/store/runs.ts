@@ -105,6 +105,7 @@ export class RunStore {
         VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
+      finished: db.prepare(`SELECT ${FINISHED_COLUMNS} FROM runs WHERE id = ?`),
       active: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
@@ -281,9 +282,10 @@ export class RunStore {
     // counted as its row reads once moved (the end clamped to the start). Inside a transaction the
     // move is one statement and the count is gathered with it, so no savepoint of its own is needed.
     const finish = () => {
-      const moved = this.moves.moveReturning<FinishedRun>(id, from, to, patch, FINISHED_COLUMNS);
-      if (moved) this.totals.finished(moved);
-      return moved !== null;
+      if (!this.moves.move(id, from, to, patch)) return false;
+      // Read back rather than RETURNING: SQLite gathers RETURNING rows in a table of their own first.
+      this.totals.finished(this.s.finished.get(id) as FinishedRun);
+      return true;
     };
     return this.db.inTransaction ? finish() : writeTx(this.db, finish);
   }
