@@ -44,25 +44,19 @@ export class CompareAndSet<P extends object> {
 
   /** True when the row was in one of `from` and is now `to`, patched; false when someone moved it first. */
   move(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown> = {}): boolean {
-    const { stmt, params } = this.bind(id, from, to, patch, extra, '');
+    const { stmt, params } = this.bind(id, from, to, patch, extra);
     return stmt.run(params).changes === 1;
-  }
-
-  /** As `move`, giving back the `returning` columns (an SQL list) of the row as moved; null when someone moved it first. */
-  moveReturning<R>(id: string | number, from: readonly string[], to: string, patch: P, returning: string): R | null {
-    const { stmt, params } = this.bind(id, from, to, patch, {}, returning);
-    return (stmt.get(params) as R | undefined) ?? null;
   }
 
   // Called for every move of the pass (three per run): one string for the shape and one object for
   // the parameters, nothing else allocated.
-  private bind(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown>, returning: string) {
+  private bind(id: string | number, from: readonly string[], to: string, patch: P, extra: Record<string, unknown>) {
     const params: Record<string, unknown> = {};
     for (const k in extra) params[k] = extra[k];
     params['id'] = id;
     params['to'] = to;
     for (let i = 0; i < from.length; i++) params[fromName(i)] = from[i];
-    let shape = `${from.length}|${returning}|`;
+    let shape = `${from.length}|`;
     for (const k in patch) {
       if (patch[k] === undefined) continue;
       params[k] = patch[k];
@@ -74,7 +68,7 @@ export class CompareAndSet<P extends object> {
       const { id: idCol, status } = this.keys;
       const sets = [`${status} = @to`, ...this.always, ...keys.map((k) => this.setTerm(k, keys))];
       const states = from.map((_, i) => `@${fromName(i)}`).join(', ');
-      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})${returning ? ` RETURNING ${returning}` : ''}`);
+      stmt = this.db.prepare(`UPDATE ${this.table} SET ${sets.join(', ')} WHERE ${idCol} = @id AND ${status} IN (${states})`);
       this.prepared.set(shape, stmt);
     }
     return { stmt, params };
