@@ -11,9 +11,12 @@ import { moveTrigger } from './moves.js';
 export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
   // A batch routine always has a timing (the schema requires one).
   if (!def || def.kind !== 'batch' || !def.timing) return;
+  const timing = def.timing;
+  // A manual run's success changes nothing, nor does a plain recurring routine's (cron, runtimes)
+  // unless a failure left retry state to reset: one look at that, not at the whole trigger.
+  if (success && (run.manual || (timing.mode !== 'at' && timing.mode !== 'every' && !store.routines.hasRetryState(def.id)))) return;
   const t = store.routines.trigger(def.id);
   if (!t) return;
-  const timing = def.timing;
   // An `every` loop is armed from the end of its run, unless an edit armed it meanwhile or it is
   // paused (resuming arms it).
   const rearm = !run.manual && timing.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null ? nextRunAt(timing, now, def.tz) : undefined;

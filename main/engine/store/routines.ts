@@ -71,6 +71,7 @@ export class RoutineStore {
       setMaxParallel: db.prepare(`UPDATE schedules SET max_parallel = ? WHERE name = ?`),
       dropEmptySchedule: db.prepare(`DELETE FROM schedules WHERE name = ? AND name <> 'default' AND NOT EXISTS (SELECT 1 FROM routines WHERE schedule = ?)`),
       trigger: db.prepare(`SELECT * FROM triggers WHERE routine_id = ?`),
+      retryState: db.prepare(`SELECT attempts != 0 OR first_due_at IS NOT NULL FROM triggers WHERE routine_id = ?`).pluck(),
       triggers: db.prepare(`SELECT * FROM triggers`),
       dueTriggers: db.prepare(`SELECT * FROM triggers WHERE state = 'scheduled' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`),
       nextDue: db.prepare(`SELECT MIN(next_run_at) FROM triggers WHERE state = 'scheduled'`).pluck(),
@@ -167,6 +168,11 @@ export class RoutineStore {
   trigger(id: string): TriggerRow | null {
     const r = this.s.trigger.get(id) as TriggerRecord | undefined;
     return r ? toTrigger(r) : null;
+  }
+
+  /** Whether a failure left retry state on the trigger (attempts counted, a retry window open): false without a trigger. */
+  hasRetryState(id: string): boolean {
+    return this.s.retryState.get(id) === 1;
   }
 
   triggers(): TriggerRow[] {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runNow } from '../../../main/engine/ops/control.js';
 import { editRoutine, pauseRoutine, resumeRoutine } from '../../../main/engine/ops/routines.js';
+import { Store } from '../../../main/engine/store/store.js';
 import { Fixture, HOUR, MIN, SEC, T0, full } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
@@ -33,6 +34,21 @@ describe('a successful run', () => {
     await f.pass();
     expect(f.only('r').status).toBe('COMPLETED');
     expect(triggerWrittenAt('r')).toBe(firedAt);
+  });
+
+  it('of a plain recurring routine reads only whether retry state is left, not the whole trigger', async () => {
+    const heard: string[] = [];
+    f = new Fixture({ store: Store.open(':memory:', { trace: (sql) => heard.push(sql) }) });
+    f.define({ id: 'r', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    f.backend.finish(f.only('r').id);
+    f.advance(MIN);
+    heard.length = 0;
+    await f.pass();
+    expect(f.only('r').status).toBe('COMPLETED');
+    expect(heard.filter((sql) => sql.startsWith('SELECT * FROM triggers WHERE routine_id'))).toEqual([]);
+    expect(heard.filter((sql) => sql.includes('first_due_at IS NOT NULL FROM triggers'))).toHaveLength(1);
   });
 
   it('after failures resets the attempt count (and only that changed)', async () => {
