@@ -30,7 +30,7 @@ export interface FinishedRun {
 export class RunTotals {
   private readonly outcome: MultiRow<FinishedRun>;
   private readonly duration: MultiRow<{ routineId: string; seconds: number }>;
-  private readonly quarters: MultiRow<FinishedRun>;
+  private readonly quarters: MultiRow<{ quarter: number; status: string; n: number }>;
 
   constructor(private readonly db: DB) {
     this.outcome = new MultiRow<FinishedRun>(
@@ -52,11 +52,11 @@ export class RunTotals {
       ON CONFLICT (routine_id) DO UPDATE SET ${BUCKETS.map((b) => `${b} = ${b} + excluded.${b}`).join(', ')}, sum = sum + excluded.sum, n = n + excluded.n`,
       (r) => [r.routineId, r.seconds],
     );
-    this.quarters = new MultiRow<FinishedRun>(
+    this.quarters = new MultiRow<{ quarter: number; status: string; n: number }>(
       db,
-      '(?, ?, 1)',
-      (values) => `INSERT INTO run_quarter_totals (quarter, status, n) VALUES ${values} ON CONFLICT (quarter, status) DO UPDATE SET n = n + 1`,
-      (r) => [Math.floor(r.created_at / QUARTER_MS), r.status],
+      '(?, ?, ?)',
+      (values) => `INSERT INTO run_quarter_totals (quarter, status, n) VALUES ${values} ON CONFLICT (quarter, status) DO UPDATE SET n = n + excluded.n`,
+      (q) => [q.quarter, q.status, q.n],
     );
   }
 
@@ -70,7 +70,16 @@ export class RunTotals {
 
   private readonly countAll = (runs: FinishedRun[]): void => {
     this.outcome.run(runs);
-    this.quarters.run(runs);
+    // The runs a transaction finished fall in a quarter or two: a row per quarter and outcome, not per run.
+    const quarters = new Map<string, { quarter: number; status: string; n: number }>();
+    for (const r of runs) {
+      const quarter = Math.floor(r.created_at / QUARTER_MS);
+      const key = `${quarter}|${r.status}`;
+      const q = quarters.get(key);
+      if (q) q.n++;
+      else quarters.set(key, { quarter, status: r.status, n: 1 });
+    }
+    this.quarters.run([...quarters.values()]);
     const timed = runs.filter((r) => r.kind === 'batch' && r.started_at !== null && r.ended_at !== null);
     this.duration.run(timed.map((r) => ({ routineId: r.routine_id, seconds: Math.max(0, r.ended_at! - r.started_at!) / 1000 })));
   };

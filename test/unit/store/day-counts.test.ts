@@ -108,3 +108,25 @@ it('the retention removes the quarters before its cutoff; a day before it is the
   expect(store.runs.countByStatus(FROM)).toEqual(counted(store, FROM));
   store.close();
 });
+
+it('the runs a transaction finishes are added to the quarter totals a row per quarter and outcome, not a row per run', () => {
+  const heard: string[] = [];
+  const store = Store.open(':memory:', { trace: (sql) => heard.push(sql) });
+  store.tx(() => {
+    for (let i = 0; i < 6; i++) store.runs.insert(run(`q${i}`, FROM + (i < 4 ? 7 : QUARTER + 7), 'PENDING'));
+  });
+  heard.length = 0;
+  store.tx(() => {
+    for (let i = 0; i < 6; i++) store.runs.cas(`q${i}`, ['PENDING'], i === 5 ? 'ERROR' : 'COMPLETED');
+  });
+  const quarters = heard.filter((s) => s.startsWith('INSERT INTO run_quarter_totals'));
+  // (q0, COMPLETED, 4), (q1, COMPLETED, 1), (q1, ERROR, 1): three rows (in statements of 2 and 1 rows), not six.
+  expect(quarters.flatMap((s) => s.match(/\(\d+(\.0)?, '\w+', \d+(\.0)?\)/g) ?? [])).toHaveLength(3);
+  expect(store.db.prepare(`SELECT quarter - ? AS q, status, n FROM run_quarter_totals ORDER BY quarter, status`).all(FROM / QUARTER)).toEqual([
+    { q: 0, status: 'COMPLETED', n: 4 },
+    { q: 1, status: 'COMPLETED', n: 1 },
+    { q: 1, status: 'ERROR', n: 1 },
+  ]);
+  expect(store.runs.countByStatus(FROM)).toEqual(counted(store, FROM));
+  store.close();
+});
