@@ -71,13 +71,8 @@ export function collectMetrics(store: Store, now: number, pass: PassStats | null
   );
 
   // Routines by state: paused when its trigger is, else its latest run's status, idle before any run.
-  const routines = db
-    .prepare(
-      `SELECT r.kind, t.state AS trigger,
-        (SELECT status FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = r.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1) AS latest
-       FROM routines r LEFT JOIN triggers t ON t.routine_id = r.id`,
-    )
-    .all() as { kind: 'batch' | 'realtime'; trigger: string | null; latest: string | null }[];
+  // The latest run is the newest created, kept per routine as runs are written (store/latest.ts).
+  const routines = store.runs.newest.states().all() as { kind: 'batch' | 'realtime'; trigger: string | null; latest: string | null }[];
   const byState = new Map<string, number>();
   for (const r of routines) {
     const state = r.trigger === 'paused' ? 'paused' : r.latest ? r.latest.toLowerCase() : 'idle';

@@ -3,6 +3,7 @@ import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import type { DB } from './db.js';
 import { writeTx } from './busy.js';
+import { RoutineLatest } from './latest.js';
 import { QUARTER_MS, RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
 
 const FINISHED_COLUMNS = 'routine_id, kind, status, created_at, started_at, ended_at';
@@ -95,6 +96,7 @@ export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
   private counted: RunTotals | null = null;
+  private kept: RoutineLatest | null = null;
   private carried: { since: Database.Statement; dayCarried: Database.Statement } | null = null;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
@@ -110,11 +112,9 @@ export class RunStore {
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
-      // One statement for every routine (the Today page): the newest instance per routine, found
-      // through the (routine_id, scheduled_at) index without a round trip per routine.
+      // latestPerRoutine (the Today page, one statement for every routine) reads the same per routine
+      // from routine_latest (store/latest.ts).
       latestScheduled: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY scheduled_at DESC, rowid DESC LIMIT 1`),
-      latestPerRoutine: db.prepare(`SELECT r.* FROM routines d JOIN runs r ON r.rowid =
-        (SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
       // since, still open (runs_routine_active), and created before but ended since (runs_ended).
@@ -130,7 +130,8 @@ export class RunStore {
   }
 
   insert(run: RunRow): void {
-    this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
+    const { lastInsertRowid } = this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
+    this.newest.inserted(run.routineId, run.scheduledAt, run.createdAt, Number(lastInsertRowid));
     // The insert writes no start or end: counted as stored.
     if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, created_at: run.createdAt, started_at: null, ended_at: null });
   }
@@ -155,6 +156,11 @@ export class RunStore {
   /** Prepared on first use: a read-only open of an older database has no totals tables. */
   private get totals(): RunTotals {
     return (this.counted ??= new RunTotals(this.db));
+  }
+
+  /** Each routine's newest run, kept as runs are inserted (prepared on first use, as the totals). */
+  get newest(): RoutineLatest {
+    return (this.kept ??= new RoutineLatest(this.db));
   }
 
   get(id: string): RunRow | null {
@@ -192,7 +198,7 @@ export class RunStore {
 
   /** The newest run (by scheduled time) of every defined routine that has one. */
   latestPerRoutine(): Map<string, RunRow> {
-    return new Map((this.s.latestPerRoutine.all() as RunRecord[]).map((r) => [r.routine_id, toRun(r)]));
+    return new Map((this.newest.perRoutine().all() as RunRecord[]).map((r) => [r.routine_id, toRun(r)]));
   }
 
   history(routineId: string, limit: number): RunRow[] {

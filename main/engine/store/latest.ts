@@ -1,0 +1,80 @@
+// The newest run of each routine (routine_latest, migration 9), by run time and by creation, written
+// as runs are inserted: the routine list and the metrics read one row per routine instead of seeking
+// each routine's newest run through runs_routine / runs_routine_created, whose paths deepen (and
+// whose pages fill the page cache) as history grows.
+import type Database from 'better-sqlite3';
+import { writeAtCommit } from './after-commit.js';
+import type { DB } from './db.js';
+import { MultiRow } from './multi-row.js';
+
+interface Inserted {
+  routineId: string;
+  scheduledAt: number;
+  createdAt: number;
+  rowid: number;
+}
+
+/** The seeks the kept rows replace (`d` is the routine): also what a routine without one is answered by. */
+const BY_RUN_TIME = `SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1`;
+const BY_CREATION = `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1`;
+
+const newer = (at: string, rowid: string) => `excluded.${at} > ${at} OR (excluded.${at} = ${at} AND excluded.${rowid} > ${rowid})`;
+
+export class RoutineLatest {
+  private readonly upsert: MultiRow<Inserted>;
+  private readonly statements = new Map<string, Database.Statement>();
+  private kept: boolean | undefined;
+
+  constructor(private readonly db: DB) {
+    // SET reads the row as it was; a later row of the same routine in one statement sees the earlier one's update.
+    this.upsert = new MultiRow<Inserted>(
+      db,
+      '(?, ?, ?, ?, ?)',
+      (values) => `INSERT INTO routine_latest (routine_id, scheduled_at, run_rowid, created_at, created_rowid) VALUES ${values}
+      ON CONFLICT (routine_id) DO UPDATE SET
+        run_rowid = CASE WHEN ${newer('scheduled_at', 'run_rowid')} THEN excluded.run_rowid ELSE run_rowid END,
+        scheduled_at = MAX(scheduled_at, excluded.scheduled_at),
+        created_rowid = CASE WHEN ${newer('created_at', 'created_rowid')} THEN excluded.created_rowid ELSE created_rowid END,
+        created_at = MAX(created_at, excluded.created_at)`,
+      (r) => [r.routineId, r.scheduledAt, r.rowid, r.createdAt, r.rowid],
+    );
+  }
+
+  /** A run was inserted: written with the others its transaction inserts, as it ends. */
+  inserted(routineId: string, scheduledAt: number, createdAt: number, rowid: number): void {
+    writeAtCommit(this.db, this.write, { routineId, scheduledAt, createdAt, rowid });
+  }
+
+  private readonly write = (rows: Inserted[]): void => this.upsert.run(rows);
+
+  /**
+   * The rowid of routine `d`'s newest run (an SQL expression): the kept row's, checked against the
+   * run it names. A routine without one (removed before the upgrade and added again), or whose row
+   * names a run removed since, is sought as before; so is every routine of an older database opened
+   * read-only, which has no routine_latest.
+   */
+  newestRowid(order: 'runTime' | 'creation'): string {
+    const seek = order === 'runTime' ? BY_RUN_TIME : BY_CREATION;
+    this.kept ??= this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'routine_latest'`).get() !== undefined;
+    if (!this.kept) return `(${seek})`;
+    const column = order === 'runTime' ? 'run_rowid' : 'created_rowid';
+    return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.${column} WHERE l.routine_id = d.id AND y.routine_id = d.id), (${seek}))`;
+  }
+
+  /** Every defined routine's newest run by run time. */
+  perRoutine(): Database.Statement {
+    return this.prepared(`SELECT r.* FROM routines d JOIN runs r ON r.rowid = ${this.newestRowid('runTime')}`);
+  }
+
+  /** Every defined routine's kind, trigger state and the status of its newest run by creation (null before any). */
+  states(): Database.Statement {
+    return this.prepared(`SELECT d.kind, t.state AS trigger, (SELECT r.status FROM runs r WHERE r.rowid = ${this.newestRowid('creation')}) AS latest
+      FROM routines d LEFT JOIN triggers t ON t.routine_id = d.id`);
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+}
