@@ -1,30 +1,46 @@
 // `npm run bench mutation`: StrykerJS (stryker.config.mjs) mutates the core — timing/, lifecycle/,
-// scheduler/, the store's compare-and-set — and runs its unit tests against every mutant; this
-// reports the score per file (see mutation-score.ts for the import-failure correction). Slow (an
-// hour and more on a loaded 2-core machine from scratch; incremental afterwards), so it runs only
-// when named. TEND_BENCH_MUTATE=file[,file…] narrows it to some files.
+// scheduler/, the store's compare-and-set — and runs its unit tests against every mutant; then the
+// static mutants Stryker ignored (ignoreStatic) are tested by hand (mutation-static.ts); this
+// reports the score per file (mutation-score.ts: what counts as killed). Slow (an hour and more on
+// a loaded 2-core machine from scratch; incremental afterwards), so it runs only when named.
+//   TEND_BENCH_MUTATE=file[,file…]  narrows it to some files (Stryker's --mutate);
+//   TEND_BENCH_MUTATE_FORCE=1       re-runs every mutant (--force), not only the changed ones;
+//   TEND_BENCH_MUTATE_REUSE=1       skips Stryker and scores its last report (static pass included).
+// The report with the static outcomes written in: reports/mutation/mutation-static.json.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scoreReport, type MutationReport } from './mutation-score.js';
+import { runStaticMutants, withOutcomes } from './mutation-static.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPORT = join(ROOT, 'reports/mutation/mutation.json');
 
 export async function benchMutation() {
-  const args = ['run'];
   const narrow = process.env.TEND_BENCH_MUTATE;
-  if (narrow) args.push('--mutate', narrow);
   const t0 = Date.now();
-  // Stryker's own output goes to stderr: stdout carries the bench JSON.
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/@stryker-mutator/core/bin/stryker.js'), ...args], { cwd: ROOT, stdio: ['ignore', 2, 2] });
-  if (r.status !== 0) throw new Error(`stryker exited ${r.status ?? r.signal}`);
-  const report = JSON.parse(readFileSync(join(ROOT, 'reports/mutation/mutation.json'), 'utf8')) as MutationReport;
+  if (process.env.TEND_BENCH_MUTATE_REUSE !== '1') {
+    const args = ['run'];
+    if (narrow) args.push('--mutate', narrow);
+    if (process.env.TEND_BENCH_MUTATE_FORCE === '1') args.push('--force');
+    // Stryker's own output goes to stderr: stdout carries the bench JSON.
+    const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/@stryker-mutator/core/bin/stryker.js'), ...args], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+    if (r.status !== 0) throw new Error(`stryker exited ${r.status ?? r.signal}`);
+  }
+  const stryker = JSON.parse(readFileSync(REPORT, 'utf8')) as MutationReport;
+  const strykerS = Math.round((Date.now() - t0) / 1000);
+  const outcomes = await runStaticMutants(ROOT, stryker, (line) => process.stderr.write(`mutation static: ${line}\n`));
+  const report = withOutcomes(stryker, outcomes);
+  writeFileSync(join(ROOT, 'reports/mutation/mutation-static.json'), JSON.stringify(report));
   const { files, total } = scoreReport(report);
   return {
     name: 'mutation',
-    description: 'StrykerJS 9.6.1 (vitest runner) over the core; score = killed (incl. at import) and timed out / all counted mutants, per file',
+    description:
+      'StrykerJS 9.6.1 (vitest runner) over the core, static mutants tested by hand; score = killed (incl. at import and static) and timed out / all counted mutants, per file',
     durationS: Math.round((Date.now() - t0) / 1000),
+    strykerS,
+    staticS: Math.round((Date.now() - t0) / 1000) - strykerS,
     narrowedTo: narrow ?? null,
     total,
     belowGoal: files.filter((f) => !f.meetsGoal).map((f) => `${f.file} ${f.score} < ${f.goal}`),
