@@ -3,7 +3,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scoreFile, type MutationReport, type ReportMutant } from '../../bench/mutation-score.js';
-import { applyMutant, importsOf, offsetOf, resolveImport, staticCandidates, testsImporting, withOutcomes } from '../../bench/mutation-static.js';
+import { applyMutant, importsOf, nearFirst, offsetOf, resolveImport, staticCandidates, testsImporting, withOutcomes } from '../../bench/mutation-static.js';
 
 const at = (line: number, column: number) => ({ line, column });
 
@@ -113,5 +113,17 @@ describe('which test files load a module', () => {
     const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : null);
     const found = testsImporting('main/engine/lifecycle/batch-run.ts', ['test/unit/lifecycle/machines.test.ts', 'test/unit/timing/cron.test.ts', 'test/unit/scheduler/fire.test.ts'], read);
     expect(found).toEqual(['test/unit/lifecycle/machines.test.ts', 'test/unit/scheduler/fire.test.ts']);
+  });
+});
+
+describe('the order the test files run in', () => {
+  it("the tests of the module's own folder run first, then every other test file that loads it; none is dropped", () => {
+    const related = ['test/cli/next-command.test.ts', 'test/unit/lifecycle/machines.test.ts', 'test/unit/scheduler/fire.test.ts', 'test/unit/lifecycle/define.test.ts'];
+    expect(nearFirst('main/engine/lifecycle/batch-run.ts', related)).toEqual([
+      ['test/unit/lifecycle/machines.test.ts', 'test/unit/lifecycle/define.test.ts'],
+      ['test/cli/next-command.test.ts', 'test/unit/scheduler/fire.test.ts'],
+    ]);
+    expect(nearFirst('main/engine/store/cas.ts', related)).toEqual([related]);
+    expect(nearFirst('main/engine/lifecycle/machine.ts', ['test/unit/lifecycle/define.test.ts'])).toEqual([['test/unit/lifecycle/define.test.ts']]);
   });
 });
