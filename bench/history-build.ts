@@ -4,6 +4,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { localComputer } from '../main/engine/domain/schema.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
 import { MIGRATIONS } from '../main/engine/store/migrations.js';
 import { Store } from '../main/engine/store/store.js';
@@ -11,8 +12,12 @@ import { Store } from '../main/engine/store/store.js';
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
-/** Run by hand only (the run-now measurement): never busy with a scheduled run. */
-export const BY_HAND = 'bench@host:by-hand';
+/**
+ * Run by hand only (the run-now measurement): never busy with a scheduled run. This computer's, so
+ * the daemon runs it itself; the scheduled routines are bench@host's, a worker that never connects,
+ * so their runs wait (PENDING, then DELAYED) in every data dir alike and the daemons launch nothing else.
+ */
+export const BY_HAND = `${localComputer()}:by-hand`;
 
 export function benchRoutines(): { id: string; command: string; cron?: string; at?: string; tz: string }[] {
   return [
@@ -147,12 +152,17 @@ export function buildToday(dir: string, endsAt: number, now: number): number {
   return runs;
 }
 
-/** The triggers of a fresh import at `now`: a copy built earlier has nothing to catch up at start. */
+/**
+ * The routines and the triggers of a fresh import at `now`: a copy built earlier has nothing to catch
+ * up at start, and has this computer's run-now routine (a copy built elsewhere, or before it was
+ * this computer's, has another's).
+ */
 function freshTriggers(dir: string, now: number): void {
   const fresh = join(dir, 'fresh-routines');
   buildEmpty(fresh, now);
   const store = Store.open(join(dir, 'tend.db'));
   try {
+    importSchedule(store, stringify({ schedule: 'bench', routines: benchRoutines() }), now);
     store.db.prepare(`ATTACH DATABASE ? AS fresh`).run(join(fresh, 'tend.db'));
     store.tx(() => {
       store.db.exec(`DELETE FROM triggers; INSERT INTO triggers SELECT * FROM fresh.triggers`);
