@@ -52,16 +52,11 @@ export function nextMatch(spec: CalendarSpec, afterMs: number, tz: string): numb
       continue;
     }
     if (!dayMatches(spec, date.getUTCDate(), date.getUTCDay())) continue;
-    const z = zoneDay(day, tz);
-    const steady = z.before === z.after;
-    best = Math.min(best, earliestOnDay(spec, day, z, afterMs));
-    if (best !== Infinity) {
-      // Instants of a steady day precede every instant of later days, so nothing later can win.
-      // After a day with an offset change, a fold across midnight could put the next day's first
-      // times earlier: look at one more day.
-      if (steady) return best;
-      lastDay = Math.min(lastDay, day + 1);
-    }
+    best = Math.min(best, earliestOnDay(spec, day, zoneDay(day, tz), afterMs));
+    // Once a day has a match, one more day is looked at: after an offset change a fold across
+    // midnight can put the next day's first times earlier. (After a steady day nothing later can
+    // win; stopping there at once saved one memoized day and was a branch no result could show.)
+    if (best !== Infinity) lastDay = Math.min(lastDay, day + 1);
   }
   return best === Infinity ? null : best;
 }

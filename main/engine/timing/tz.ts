@@ -107,16 +107,21 @@ function exactWall(ms: number, tz: string): number {
 // Per zone: hour bucket → the offset throughout that hour, or NaN when it changes inside it.
 const hourOffsets = new Memo<string, Memo<number, number>>(1000);
 
-/** Offset of `tz` from UTC at the instant, in ms (UTC+2 → 7_200_000). `tz` must be valid. */
-export function offsetAt(ms: number, tz: string): number {
-  const o = hourOffsets
+/** The offset of `tz` throughout the UTC hour `hour` (epoch ms / HOUR_MS), or NaN when it changes inside it. */
+export function hourOffset(hour: number, tz: string): number {
+  return hourOffsets
     .get(tz, () => new Memo(20_000))
-    .get(Math.floor(ms / HOUR_MS), (bucket) => {
-      const start = bucket * HOUR_MS;
+    .get(hour, () => {
+      const start = hour * HOUR_MS;
       const end = start + HOUR_MS - 1;
       const o0 = exactWall(start, tz) - start;
       return o0 === exactWall(end, tz) - end ? o0 : NaN;
     });
+}
+
+/** Offset of `tz` from UTC at the instant, in ms (UTC+2 → 7_200_000). `tz` must be valid. */
+export function offsetAt(ms: number, tz: string): number {
+  const o = hourOffset(Math.floor(ms / HOUR_MS), tz);
   return Number.isNaN(o) ? exactWall(ms, tz) - ms : o;
 }
 

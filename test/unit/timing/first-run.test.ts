@@ -45,6 +45,12 @@ describe('defaultFirstRunAt', () => {
     for (const day of ['2025-3-10', '25-03-10', '2025-03-1', 'yyyy-mm-dd', '2025/03/10', 'x2025-03-10', '2025-03-10x', '12025-03-10']) expect(defaultFirstRunAt(r('x', [], at('10:00')), day)).toBe(null);
   });
 
+  it('is null when the routine next runs on a later day than the one asked about', () => {
+    const mondays = r('x', [], { timing: { mode: 'cron', cron: '0 9 * * 1' } });
+    expect(defaultFirstRunAt(mondays, '2025-03-10')).toBe(utc('09:00'));
+    expect(defaultFirstRunAt(mondays, '2025-03-11')).toBe(null);
+  });
+
   it('is null for a timing that cannot be read', () => {
     expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'at', at: 'soon' } }), DAY)).toBe(null);
     expect(defaultFirstRunAt(r('x', [], { timing: { mode: 'cron', cron: '61 * * * *' } }), DAY)).toBe(null);

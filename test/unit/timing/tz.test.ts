@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   civilToWall,
   cycleDay,
+  hourOffset,
   instantsOfWall,
   isValidTimeZone,
   localToUtc,
   machineTimeZone,
   offsetAt,
   wallTime,
+  zoneDay,
 } from '../../../main/engine/timing/tz.js';
 
 const utc = (iso: string): number => Date.parse(iso);
@@ -159,5 +161,24 @@ describe('edges of the zone arithmetic', () => {
       if (saved === undefined) delete process.env.TZ;
       else process.env.TZ = saved;
     }
+  });
+});
+
+describe('the facts kept per hour and per local day', () => {
+  const H = 3_600_000;
+  const hourOf = (iso: string) => Math.floor(Date.parse(iso) / H);
+
+  it('an hour has one offset throughout, or NaN when the offset changes inside it (Adelaide at 16:30Z)', () => {
+    expect(hourOffset(hourOf('2025-04-05T15:00:00Z'), 'Australia/Adelaide')).toBe(10.5 * H);
+    expect(hourOffset(hourOf('2025-04-05T16:00:00Z'), 'Australia/Adelaide')).toBeNaN();
+    expect(hourOffset(hourOf('2025-04-05T17:00:00Z'), 'Australia/Adelaide')).toBe(9.5 * H);
+    // A change on the hour (New York, 07:00Z) leaves both hours steady.
+    expect([hourOffset(hourOf('2025-03-09T06:00:00Z'), 'America/New_York'), hourOffset(hourOf('2025-03-09T07:00:00Z'), 'America/New_York')]).toEqual([-5 * H, -4 * H]);
+  });
+
+  it('a steady local day has no instant of change (NaN); a day with a change names its first instant', () => {
+    const day = (iso: string) => Math.floor(Date.parse(iso) / 86_400_000);
+    expect(zoneDay(day('2025-06-10'), 'Europe/Berlin')).toEqual({ before: 2 * H, after: 2 * H, at: Number.NaN });
+    expect(zoneDay(day('2025-03-30'), 'Europe/Berlin')).toEqual({ before: H, after: 2 * H, at: Date.parse('2025-03-30T01:00:00Z') });
   });
 });
