@@ -103,8 +103,9 @@ export class RunStore {
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
+      // Positional: binding by name looked up each of a spread copy's properties (the pass inserts a run per due routine).
       insert: db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at)
-        VALUES (@id, @routineId, @kind, @cycle, @scheduledAt, @attempt, @status, @reason, @backend, @runDir, @manual, @notBefore, @createdAt)`),
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
       finished: db.prepare(`SELECT ${FINISHED_COLUMNS} FROM runs WHERE id = ?`),
@@ -130,7 +131,7 @@ export class RunStore {
   }
 
   insert(run: RunRow): void {
-    const { lastInsertRowid } = this.s.insert.run({ ...run, manual: run.manual ? 1 : 0 });
+    const { lastInsertRowid } = this.s.insert.run(run.id, run.routineId, run.kind, run.cycle, run.scheduledAt, run.attempt, run.status, run.reason, run.backend, run.runDir, run.manual ? 1 : 0, run.notBefore, run.createdAt);
     this.newest.inserted(run.routineId, run.scheduledAt, run.createdAt, Number(lastInsertRowid));
     // The insert writes no start or end: counted as stored.
     if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, created_at: run.createdAt, started_at: null, ended_at: null });
