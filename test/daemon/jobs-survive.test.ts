@@ -57,7 +57,7 @@ async function startJobs(): Promise<{ dir: string; ids: string[]; pids: number[]
   }
   await waitFor(() => runs(dir).length === N && runs(dir).every((r) => r.status === 'RUNNING'), 30_000, 'every run to be RUNNING');
   await waitFor(() => [0, 1, 2].every((i) => lines(join(dir, `marker${i}.start`)).length === 1), 10_000, 'every job to have started');
-  const pids = runs(dir).map((r) => (JSON.parse(readFileSync(join(r.run_dir!, 'manifest.json'), 'utf8')) as { routine: { pid: number } }).routine.pid);
+  const pids = runs(dir).map((r) => (JSON.parse(readFileSync(join(r.run_dir!, 'pid.json'), 'utf8')) as { pid: number }).pid);
   for (const pid of pids) expect(alive(pid)).toBe(true);
   return { dir, ids, pids };
 }

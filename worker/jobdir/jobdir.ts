@@ -3,7 +3,7 @@
 // renamed into place, so a reader sees the old version or the new one, never half of one.
 //
 //   <runDir>/run.sh           the wrapper (wrapper.ts)
-//   <runDir>/manifest.json    what was launched and how to judge it (Manifest below)
+//   <runDir>/manifest.json    what was launched and how to judge it (Manifest below), written once
 //   <runDir>/pid.json         written by the wrapper once the routine is started (PidRecord)
 //   <runDir>/stdout.log(.1)   captured streams, capped (logs.ts)
 //   <runDir>/stderr.log(.1)
@@ -15,7 +15,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobSpec, Manifest, ProcessIdentity } from '../../main/engine/backend.js';
-import { parseStartTime } from './proc.js';
+import { parseStartTime, startTicksToMs } from './proc.js';
 
 export const FILES = {
   wrapper: 'run.sh',
@@ -78,7 +78,8 @@ export function writeManifest(runDir: string, manifest: Manifest): void {
   writeFileAtomic(jobPath(runDir, 'manifest'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
-export function readManifest(runDir: string): Manifest | null {
+/** The manifest as it was written: by a local submit, once, before the launch (no pids yet). */
+export function readManifestAsWritten(runDir: string): Manifest | null {
   try {
     const value: unknown = JSON.parse(readFileSync(jobPath(runDir, 'manifest'), 'utf8'));
     if (typeof value !== 'object' || value === null || (value as { backend?: unknown }).backend !== 'local') return null;
@@ -86,6 +87,28 @@ export function readManifest(runDir: string): Manifest | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The manifest with what the waiter recorded since it was written: the wrapper's and the routine's
+ * pid and start time (pid.json; the wrapper alone from `launched` until then) and the routine's
+ * start. Submit writes the manifest once, before the launch: writing it again with the pids cost
+ * the daemon a file creation per job (a sixth of its launch work, profiled draining 300 jobs).
+ */
+export function readManifest(runDir: string): Manifest | null {
+  const m = readManifestAsWritten(runDir);
+  if (!m || (m.wrapper.pid !== null && m.routine.pid !== null)) return m;
+  const rec = readPidRecord(runDir);
+  if (rec) {
+    return {
+      ...m,
+      wrapper: { pid: rec.wrapperPid, startTime: rec.wrapperStartTime },
+      routine: { pid: rec.pid, startTime: rec.startTime },
+      startedAt: m.startedAt ?? startTicksToMs(rec.startTime),
+    };
+  }
+  const launched = m.wrapper.pid === null ? readLaunched(runDir) : null;
+  return launched ? { ...m, wrapper: launched } : m;
 }
 
 /** What the wrapper records once it has started the routine. */

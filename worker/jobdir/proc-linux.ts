@@ -69,8 +69,16 @@ export function procfsStartToMs(startTime: number): number | null {
   try {
     const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
     if (!Number.isFinite(uptime)) return null;
-    return Date.now() - Math.round(uptime * 1000) + Math.round((startTime * 1000) / CLOCK_TICKS_PER_SECOND);
+    const boot = Date.now() - Math.round(uptime * 1000);
+    // Kept while later looks agree within BOOT_SLACK_MS: a process's start reads the same each time
+    // it is asked (the manifest no longer records it), and a clock that was set is followed.
+    if (bootMs === null || Math.abs(boot - bootMs) > BOOT_SLACK_MS) bootMs = boot;
+    return bootMs + Math.round((startTime * 1000) / CLOCK_TICKS_PER_SECOND);
   } catch {
     return null;
   }
 }
+
+/** Boot's wall-clock time as last derived; the derivation wobbles by the 10 ms of /proc/uptime and the time between the two reads. */
+let bootMs: number | null = null;
+const BOOT_SLACK_MS = 50;

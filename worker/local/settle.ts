@@ -6,7 +6,7 @@ import type { Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
 import { isSameProcessAlive, startTicksToMs, type ProcessTable } from '../jobdir/proc.js';
 import { capLogs } from '../jobdir/logs.js';
-import { jobPath, readCancelRecord, readManifest, readSentinel, type Sentinel } from '../jobdir/jobdir.js';
+import { jobPath, readCancelRecord, readManifestAsWritten, readSentinel, type Sentinel } from '../jobdir/jobdir.js';
 import { completeHandle, sameBoot, type LocalHandle } from './handle.js';
 import { missingOutputs } from '../jobdir/outputs.js';
 
@@ -18,8 +18,8 @@ function anyAlive(h: LocalHandle, table?: ProcessTable): boolean {
   return isSameProcessAlive(h.pid, h.startTime, table) || isSameProcessAlive(h.wrapperPid, h.wrapperStartTime, table);
 }
 
-/** As recorded at submit (stable across calls), else derived from the start ticks. */
-function startedAtOf(h: LocalHandle, manifest = readManifest(h.runDir)): number | null {
+/** As written in the manifest for this routine process (a standby's go), else derived from its start ticks. */
+function startedAtOf(h: LocalHandle, manifest = readManifestAsWritten(h.runDir)): number | null {
   if (manifest && typeof manifest.startedAt === 'number' && manifest.routine?.startTime === h.startTime) return manifest.startedAt;
   return startTicksToMs(h.startTime);
 }
@@ -53,7 +53,7 @@ function outcomeOf(sentinel: Sentinel): Pick<Outcome, 'exitCode' | 'signal' | 'r
 export function fetchLocalJob(handle: LocalHandle): Outcome {
   const runDir = handle.runDir;
   const h = completeHandle(handle);
-  const manifest = readManifest(runDir);
+  const manifest = readManifestAsWritten(runDir);
   let sentinel = readSentinel(runDir);
   if (!sentinel && anyAlive(h)) throw new TendError('CONFLICT', `job ${h.runId || runDir} is still running`);
   sentinel ??= readSentinel(runDir);

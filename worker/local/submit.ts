@@ -5,7 +5,7 @@ import { dirname, isAbsolute } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSpec } from '../../main/engine/backend.js';
 import { TendError, errorMessage } from '../../main/engine/errors.js';
-import { currentBootId, readProcStat, startTicksToMs } from '../jobdir/proc.js';
+import { currentBootId, readProcStat } from '../jobdir/proc.js';
 import {
   baseManifest,
   jobPath,
@@ -168,12 +168,6 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     wrapperStartTime: rec?.wrapperStartTime ?? (winner ? winner.startTime : wrapperStart),
     bootId,
   };
-  // Readers see either the launch-time manifest or this one, never a mix (atomic rename).
-  writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText({
-    ...manifest,
-    wrapper: { pid: handle.wrapperPid, startTime: handle.wrapperStartTime },
-    routine: { pid: handle.pid, startTime: handle.startTime },
-    startedAt: startTicksToMs(handle.startTime),
-  }));
+  // The manifest is not written again with the pids: readers take them from pid.json (readManifest).
   return handle;
 }

@@ -6,12 +6,12 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../../worker/local/index.js';
-import { readProcStat, currentBootId } from '../../../worker/jobdir/proc.js';
+import { readProcStat, currentBootId, startTicksToMs } from '../../../worker/jobdir/proc.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 
 /** What the OS says of a process (session, group), whichever provider the backend uses. */
 const osStat = (pid: number) => readProcStat(pid, procfsTable());
-import { parseSentinel, readSentinel } from '../../../worker/jobdir/jobdir.js';
+import { parseSentinel, readPidRecord, readSentinel } from '../../../worker/jobdir/jobdir.js';
 import { jobShell } from '../../../worker/local/tools.js';
 import { suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
@@ -126,6 +126,17 @@ describe('the job directory', () => {
     expect(m?.routine.startTime).toBe(handle['startTime']);
     expect(typeof m?.routine.startTime).toBe('number');
     expect(m?.startedAt).toBeGreaterThan(0);
+  });
+
+  it('the manifest is written once, before the launch: the pids and the start are read from pid.json', async () => {
+    const spec = makeSpec(data.path, { command: fixture('exit0.sh') });
+    const handle = await backend.submit(spec);
+    await settle(backend, handle);
+    const raw = JSON.parse(readFileSync(join(spec.runDir, 'manifest.json'), 'utf8')) as { wrapper: unknown; routine: unknown; startedAt: unknown };
+    expect(raw).toMatchObject({ wrapper: { pid: null, startTime: null }, routine: { pid: null, startTime: null }, startedAt: null });
+    const pids = readPidRecord(spec.runDir)!;
+    expect(readManifest(spec.runDir)).toMatchObject({ wrapper: { pid: pids.wrapperPid }, routine: { pid: pids.pid, startTime: pids.startTime }, startedAt: startTicksToMs(pids.startTime) });
+    expect(readdirSync(spec.runDir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('the job sees TEND_* variables and spec.env over the daemon environment', async () => {
