@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `tend` command. Only the module of the command being run is loaded, and it loads its
 // implementation only when run, so `tend daemon status` costs little more than starting Node.
+import './daemon-v8.js';
 import { Command } from 'commander';
 import { fail } from './io.js';
 import { tendVersion } from '../engine/version.js';

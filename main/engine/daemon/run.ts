@@ -10,6 +10,7 @@ import { startEngineHost, type EngineHost } from '../host/engine-host.js';
 import { SettingsError, settingsForStart, type Settings } from '../settings.js';
 import { RotatingLog } from './log.js';
 import { installOwnerSignals } from './signals.js';
+import { daemonStarted } from './v8-flags.js';
 
 export interface RunOptions {
   dataDir: string;
@@ -59,6 +60,7 @@ export async function runDaemon(o: RunOptions): Promise<number> {
     return 1;
   }
   const { engine, api } = served;
+  engine.bus.once('pass', daemonStarted);
   signals.onNudge(() => engine.nudge());
   if (signals.signal.aborted) {
     log(`tend daemon stopping: ${String(signals.signal.reason)} during startup`);
