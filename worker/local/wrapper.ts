@@ -31,12 +31,12 @@ export interface WrapperParams {
 }
 
 /** The umask the routine runs with: the one Tend was started with (its own files are owner-only). */
-function routineUmask(): string {
+export function routineUmask(): string {
   return (process.umask() & 0o777).toString(8).padStart(4, '0');
 }
 
 /** `case` arms turning an exit status 129-192 into the signal's name, as shells report it. */
-function signalCases(): string {
+export function signalCases(): string {
   const byNumber = new Map<number, string>();
   for (const [name, num] of Object.entries(constants.signals)) {
     if (num >= 1 && num <= 64 && !byNumber.has(num)) byNumber.set(num, name.replace(/^SIG/, ''));
@@ -48,7 +48,7 @@ function signalCases(): string {
 }
 
 /** starttime PID: sets st (JSON: a number, a string or null) without forking where the OS allows. */
-function startTimeFunction(provider: ProviderName): string {
+export function startTimeFunction(provider: ProviderName): string {
   if (provider === 'proc') {
     // Field 22 of /proc/PID/stat is the 20th after "pid (comm) ", comm possibly holding spaces.
     return `starttime() {
@@ -70,6 +70,62 @@ function startTimeFunction(provider: ProviderName): string {
     *) st=null ;;
   esac
 }`;
+}
+
+/** Until the routine runs, signals are noted and ignored; then passed on to its process group. */
+export function signalForwarding(): string {
+  return `# Signals are passed on to the routine's process group once it runs; until then they are noted
+# and ignored (the waiter must live to write the sentinel).
+child=
+trapped=0
+forward() {
+  trapped=1
+  [ -n "$child" ] || return 0
+  kill -s "$1" -- -"$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
+  return 0
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
+trap 'forward HUP' HUP`;
+}
+
+/** finish RESULT: the sentinel (one write into a new file), then what the routine left running. */
+export function finishFunctions(leftoverGraceMs = 5000): string {
+  return `finish() {
+  trap '' TERM INT HUP
+  set -C
+  { printf '%s\\n' "$1" > "$dir/exit_code"; } 2> /dev/null
+  [ -n "$child" ] && leftovers
+  exit 0
+}
+leftovers() {
+  kill -s TERM -- -"$child" 2> /dev/null || return 0
+  n=0
+  while kill -s 0 -- -"$child" 2> /dev/null && [ "$n" -lt ${Math.max(1, Math.ceil(leftoverGraceMs / 100))} ]; do
+    sleep 0.1
+    n=$((n + 1))
+  done
+  kill -s KILL -- -"$child" 2> /dev/null
+  return 0
+}`;
+}
+
+/** Wait for $child (through signals passed on), then set $result (exit code or signal:NAME). */
+export function waitForChild(): string {
+  return `# A signal we pass on interrupts wait (status > 128): wait again for the routine's own end. But
+# when the routine had already ended (its status collected by that wait), a second wait would
+# only say "not a child" (127): its status stands.
+while :; do
+  trapped=0
+  wait "$child"
+  status=$?
+  [ "$trapped" = 1 ] && [ "$status" -gt 128 ] && kill -0 "$child" 2> /dev/null || break
+done
+
+result=$status
+case $status in
+${signalCases()}
+esac`;
 }
 
 export function wrapperScript(p: WrapperParams): string {
@@ -98,39 +154,11 @@ set -f
 # Everything the waiter writes in the job directory is owner-only; the routine gets the umask
 # Tend was started with back (issue 16: keep both umask lines through the wrapper's rewrite).
 umask 077
-# Signals are passed on to the routine's process group once it runs; until then they are noted
-# and ignored (the waiter must live to write the sentinel).
-child=
-trapped=0
-forward() {
-  trapped=1
-  [ -n "$child" ] || return 0
-  kill -s "$1" -- -"$child" 2> /dev/null || kill -s "$1" "$child" 2> /dev/null
-  return 0
-}
-trap 'forward TERM' TERM
-trap 'forward INT' INT
-trap 'forward HUP' HUP
+${signalForwarding()}
 dir=${shQuote(p.runDir)}
 workdir=${shQuote(p.cwd)}
 
-finish() {
-  trap '' TERM INT HUP
-  set -C
-  { printf '%s\\n' "$1" > "$dir/exit_code"; } 2> /dev/null
-  [ -n "$child" ] && leftovers
-  exit 0
-}
-leftovers() {
-  kill -s TERM -- -"$child" 2> /dev/null || return 0
-  n=0
-  while kill -s 0 -- -"$child" 2> /dev/null && [ "$n" -lt ${Math.max(1, Math.ceil((p.leftoverGraceMs ?? 5000) / 100))} ]; do
-    sleep 0.1
-    n=$((n + 1))
-  done
-  kill -s KILL -- -"$child" 2> /dev/null
-  return 0
-}
+${finishFunctions(p.leftoverGraceMs)}
 
 ${startTimeFunction(p.provider)}
 
@@ -161,20 +189,7 @@ set -C
 printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' "$$" "$ws" "$child" "$st" > "$dir/pid.json"
 set +C
 
-# A signal we pass on interrupts wait (status > 128): wait again for the routine's own end. But
-# when the routine had already ended (its status collected by that wait), a second wait would
-# only say "not a child" (127): its status stands.
-while :; do
-  trapped=0
-  wait "$child"
-  status=$?
-  [ "$trapped" = 1 ] && [ "$status" -gt 128 ] && kill -0 "$child" 2> /dev/null || break
-done
-
-result=$status
-case $status in
-${signalCases()}
-esac
+${waitForChild()}
 finish "$result"
 `;
 }
