@@ -10,6 +10,8 @@ export interface JobSpec {
   /** Run id (routines) or `job-<id>` (batch jobs); unique, stable across restarts. */
   runId: string;
   kind: 'run' | 'job';
+  /** An instance of a realtime routine (restarted when it dies: a backend may prepare for that). */
+  realtime?: boolean;
   routineId: string | null;
   jobId: number | null;
   attempt: number;

@@ -12,6 +12,7 @@ import { followLog, tailLog, type FollowOptions, type Stream } from '../jobdir/l
 import { checkRevision } from '../jobdir/revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
 import { submitLocalJob } from './submit.js';
+import { Standbys } from './standby.js';
 import type { WaiterTools } from './tools.js';
 
 export interface LocalBackendOptions {
@@ -58,6 +59,11 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   const minFreeBytes = opts.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
   const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
   let healthyUntil = 0;
+  const standbys = new Standbys({ dataDir: opts.dataDir, tools: opts.tools, killGraceMs });
+  const onExit = (runId: string) => {
+    opts.onExit?.(runId);
+    standbys.followedEnded(runId);
+  };
 
   return {
     name: 'local',
@@ -80,7 +86,8 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         const existing = handleFromRunDir(spec.runDir);
         if (existing) return toHandle(existing);
       }
-      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit: opts.onExit, startTimeoutMs, tools: opts.tools, killGraceMs });
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit, startTimeoutMs, tools: opts.tools, killGraceMs, standbys });
+      if (spec.realtime) standbys.prepareAfter(spec);
       return toHandle(handle);
     },
 
@@ -98,7 +105,9 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
 
     cancel(handle: Handle, graceMs: number): Promise<void> {
       const grace = Number.isFinite(graceMs) && graceMs >= 0 ? graceMs : killGraceMs;
-      return cancelLocalJob(localHandle(handle), grace);
+      const h = localHandle(handle);
+      standbys.cancelled(h.runId);
+      return cancelLocalJob(h, grace);
     },
 
     tailLog,

@@ -10,6 +10,7 @@
 // does (its IPC channel closes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { errorMessage } from '../../main/engine/errors.js';
 import { nodeChildEnv, nodeExecPath } from '../../main/engine/node-runtime.js';
 
@@ -30,18 +31,22 @@ const send = (m) => { try { process.send(m); } catch {} };
 const msg = (e) => String((e && e.message) || e);
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
-  if (!m || m.t !== 'spawn') return;
+  if (!m || (m.t !== 'spawn' && m.t !== 'standby')) return;
   let fd;
   try { fd = openSync(m.log, 'a', 0o600); } catch (e) { return send({ t: 'failed', id: m.id, message: msg(e) }); }
   let child;
-  try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', fd, fd] }); }
+  try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: [m.t === 'standby' ? 'pipe' : 'ignore', fd, fd] }); }
   catch (e) { closeSync(fd); return send({ t: 'failed', id: m.id, message: msg(e) }); }
   closeSync(fd);
   if (child.pid === undefined) return child.once('error', (e) => send({ t: 'failed', id: m.id, message: msg(e) }));
   child.on('error', () => {});
   child.once('exit', () => send({ t: 'exit', id: m.id }));
   child.unref();
-  send({ t: 'spawned', id: m.id, pid: child.pid });
+  if (m.t !== 'standby') return send({ t: 'spawned', id: m.id, pid: child.pid });
+  // A standby's stdin goes to the daemon, which then holds its only write end (its lifeline).
+  child.stdin.on('error', () => {});
+  try { process.send({ t: 'spawned', id: m.id, pid: child.pid }, child.stdin, () => child.stdin.destroy()); }
+  catch { child.stdin.destroy(); }
 });
 `;
 
@@ -51,7 +56,7 @@ export class HelperGone extends Error {}
 type Reply = { t: 'spawned'; id: number; pid: number } | { t: 'failed'; id: number; message: string } | { t: 'exit'; id: number };
 
 interface Pending {
-  resolve: (pid: number) => void;
+  resolve: (pid: number, stdin?: Socket) => void;
   reject: (err: Error) => void;
   onExit: () => void;
 }
@@ -71,10 +76,36 @@ class Spawner {
 
   /** Resolves with the wrapper's pid; `onExit` is called when it exits. */
   launch(l: WrapperLaunch, onExit: () => void): Promise<number> {
+    return this.request('spawn', l, onExit).started.then((s) => s.pid);
+  }
+
+  /**
+   * A standby (standby.ts): a wrapper whose stdin is a pipe; its write end comes to this process,
+   * which then holds it alone. `id` names it for `onExitOf`.
+   */
+  standby(l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin: Socket }> } {
+    const r = this.request('standby', l, onExit);
+    return {
+      id: r.id,
+      started: r.started.then((s) => {
+        if (!s.stdin) throw new Error('the spawn helper passed no pipe for the standby');
+        return { pid: s.pid, stdin: s.stdin };
+      }),
+    };
+  }
+
+  /** Who hears the exit of the wrapper the helper started as `id`, from now on; false if it is not known (gone). */
+  onExitOf(id: number, onExit: () => void): boolean {
+    if (!this.exits.has(id)) return false;
+    this.exits.set(id, onExit);
+    return true;
+  }
+
+  private request(t: 'spawn' | 'standby', l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin?: Socket | undefined }> } {
     const child = this.helper();
     const id = this.nextId++;
-    return new Promise<number>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onExit });
+    const started = new Promise<{ pid: number; stdin?: Socket | undefined }>((resolve, reject) => {
+      this.pending.set(id, { resolve: (pid, stdin) => resolve({ pid, stdin }), reject, onExit });
       this.busy();
       // The helper can die between two launches: its channel then fails the write later (EPIPE),
       // through this callback. Without one, Node raises it as an 'error' event per failed send.
@@ -87,20 +118,21 @@ class Spawner {
         reject(new HelperGone(why));
       };
       try {
-        child.send({ t: 'spawn', id, ...l }, (err) => {
+        child.send({ t, id, ...l }, (err) => {
           if (err) unsent(err);
         });
       } catch (err) {
         unsent(err);
       }
     });
+    return { id, started };
   }
 
   private helper(): ChildProcess {
     if (this.child) return this.child;
     // Under Electron process.execPath is the app: the helper must run as Node, not as a second app.
     const child = spawn(nodeExecPath(), ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'json', env: nodeChildEnv({ PATH: process.env['PATH'] ?? '' }) });
-    child.on('message', (m: Reply) => this.reply(m));
+    child.on('message', (m: Reply, handle: unknown) => this.reply(m, handle instanceof Socket ? handle : undefined));
     child.once('exit', (code, signal) => this.drop(child, `the spawn helper exited (${signal ?? code})`));
     // `on`, not `once`: a dead helper can raise more than one error, and an unheard one would crash the daemon.
     child.on('error', (err) => this.drop(child, `the spawn helper failed: ${errorMessage(err)}`));
@@ -137,7 +169,7 @@ class Spawner {
     }
   }
 
-  private reply(m: Reply): void {
+  private reply(m: Reply, stdin?: Socket): void {
     if (m.t === 'exit') {
       const onExit = this.exits.get(m.id);
       this.exits.delete(m.id);
@@ -149,7 +181,7 @@ class Spawner {
     this.pending.delete(m.id);
     if (m.t === 'spawned') {
       this.exits.set(m.id, p.onExit);
-      p.resolve(m.pid);
+      p.resolve(m.pid, stdin);
     } else {
       p.reject(new Error(m.message));
     }
@@ -166,6 +198,11 @@ const shared = new Spawner();
  */
 export function launchViaHelper(l: WrapperLaunch, onExit: () => void, use = true): Promise<number> | null {
   return use && shared.available ? shared.launch(l, onExit) : null;
+}
+
+/** The helper, for standbys; null when it is not to be used or not available (then there are none). */
+export function standbyHelper(use = true): Pick<Spawner, 'standby' | 'onExitOf'> | null {
+  return use && shared.available ? shared : null;
 }
 
 /** Spawn the wrapper from this process (the fallback). */

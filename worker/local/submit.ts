@@ -11,13 +11,16 @@ import {
   jobPath,
   readPidRecord,
   readLaunched,
+  type PidRecord,
   readSentinel,
   wasLaunched,
   writeSentinelIfAbsent,
   type Manifest,
 } from '../jobdir/jobdir.js';
 import { jobShell, localWrapperScript, type WaiterTools } from './tools.js';
-import { HelperGone, launchHere, launchViaHelper, type WrapperLaunch } from './spawner.js';
+import { HelperGone, launchHere, launchViaHelper, standbyHelper, type WrapperLaunch } from './spawner.js';
+import type { Standby, Standbys } from './standby.js';
+import { goMessage } from './standby-script.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
 import { inheritedEnv } from '../inherited-env.js';
@@ -32,6 +35,8 @@ export interface SubmitContext {
   tools?: WaiterTools;
   /** TERM → KILL grace for what a routine leaves running in its process group when it ends. */
   killGraceMs?: number;
+  /** Waiters started ahead for realtime routines' next instances. */
+  standbys?: Standbys;
 }
 
 /** The variables every job gets on top of the daemon's environment and `spec.env`. */
@@ -116,6 +121,11 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
     throw new TendError('UNAVAILABLE', reason);
   }
+  const taken = spec.realtime ? ctx.standbys?.take(spec) : null;
+  if (taken) {
+    const handle = await fromStandby(spec, manifest, taken, ctx, bootId);
+    if (handle) return handle;
+  }
   // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
   writeFileAtomicNow(script, text, 0o700);
   writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));
@@ -169,5 +179,31 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     bootId,
   };
   // The manifest is not written again with the pids: readers take them from pid.json (readManifest).
+  return handle;
+}
+
+/**
+ * Start the run from a standby: its manifest first (the standby's pair is the run's wrapper and
+ * routine, known before the go), then the go message. Null when the standby turned out to be gone
+ * before the message was written: the caller launches the ordinary way (should the standby have
+ * read it after all, the directory's claim keeps the run single).
+ */
+async function fromStandby(spec: JobSpec, manifest: Manifest, taken: { standby: Standby; ready: PidRecord }, ctx: SubmitContext, bootId: string | null): Promise<LocalHandle | null> {
+  const helper = standbyHelper(ctx.tools?.spawner ?? true);
+  const text = goMessage(spec.runDir, tendEnv(spec));
+  const { standby, ready } = taken;
+  if (!helper || text === null || !helper.onExitOf(standby.id, () => ctx.onExit?.(spec.runId))) {
+    ctx.standbys?.dismiss(standby);
+    return null;
+  }
+  const handle: LocalHandle = { backend: 'local', runId: spec.runId, runDir: spec.runDir, pid: ready.pid, startTime: ready.startTime, wrapperPid: ready.wrapperPid, wrapperStartTime: ready.wrapperStartTime, bootId };
+  // Its start is now, not when it was parked: quick deaths are timed from it.
+  writeFileAtomicNow(jobPath(spec.runDir, 'manifest'), manifestText({
+    ...manifest,
+    wrapper: { pid: handle.wrapperPid, startTime: handle.wrapperStartTime },
+    routine: { pid: handle.pid, startTime: handle.startTime },
+    startedAt: Date.now(),
+  }));
+  if (!(await ctx.standbys!.go(standby, text))) return null;
   return handle;
 }

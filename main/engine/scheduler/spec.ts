@@ -15,6 +15,7 @@ export function runSpec(dataDir: string, run: RunRow, def: RoutineDef): JobSpec 
   return {
     runId: run.id,
     kind: 'run',
+    realtime: def.kind === 'realtime',
     routineId: def.id,
     jobId: null,
     attempt: run.attempt,

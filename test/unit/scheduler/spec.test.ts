@@ -29,6 +29,7 @@ describe('job specs', () => {
     expect(f.backend.job(run.id).spec).toEqual({
       runId: run.id,
       kind: 'run',
+      realtime: false,
       routineId: full('etl/load'),
       jobId: null,
       attempt: 1,
@@ -44,6 +45,13 @@ describe('job specs', () => {
       maskedArgs: ['--password=***', 'x'],
       slurm: null,
     });
+  });
+
+  it("a realtime routine's instance says so (the local backend prepares its restart)", async () => {
+    f = new Fixture();
+    f.define({ id: 'feeds/collector', realtime: true, command: 'collect' });
+    await f.pass();
+    expect(f.backend.job(f.only('feeds/collector').id).spec.realtime).toBe(true);
   });
 
   it('a one-off job is attempt 1 of job-ID, capped at 64 MiB, with no outputs or revision', async () => {

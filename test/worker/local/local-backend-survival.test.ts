@@ -2,7 +2,7 @@
 // compiled backend) submits a job and is killed with SIGKILL; a new backend in this process,
 // knowing only the handle from the ledger, settles the job with its true exit code, once.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend } from '../../../worker/local/index.js';
 import { isSameProcessAlive, readProcStat } from '../../../worker/jobdir/proc.js';
+import { readPidRecord } from '../../../worker/jobdir/jobdir.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 import { suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
@@ -103,5 +104,28 @@ describe('a job survives the death of the process that launched it', () => {
     await waitFor(() => !isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number), 5000, 'the routine to die');
     const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
     expect(await settle(restarted, handle)).toMatchObject({ exitCode: null, signal: null, reason: 'process vanished without an exit code (killed with the machine?)', endedAt: null });
+  });
+
+  it("a realtime routine's standby dies with the daemon killed -9, having run nothing; its running instance lives on", async () => {
+    const marker = join(data.path, 'standby.marker');
+    const release = join(data.path, 'standby-release');
+    const spec = makeSpec(data.path, { command: fixture('append-marker.sh'), args: [marker, release, '0'], realtime: true, routineId: 'tester@HOST:survivor' });
+    const { daemon, handle } = await launchFromDaemon(JSON.stringify(spec));
+    const root = join(data.path, 'standby');
+    const standby = await waitFor(() => {
+      if (!existsSync(root)) return null;
+      return readdirSync(root).map((d) => readPidRecord(join(root, d))).find((r) => r !== null && isSameProcessAlive(r.pid, r.startTime)) ?? null;
+    }, 10_000, 'the standby to be ready');
+
+    const died = new Promise((res) => daemon.once('exit', res));
+    daemon.kill('SIGKILL');
+    await died;
+    await waitFor(() => !isSameProcessAlive(standby.pid, standby.startTime) && !isSameProcessAlive(standby.wrapperPid, standby.wrapperStartTime), 10_000, 'the standby to leave with its daemon');
+    expect(isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number)).toBe(true);
+
+    writeFileSync(release, '');
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
+    expect(await settle(restarted, handle)).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(marker, 'utf8').trim().split('\n')).toEqual([`ran ${spec.runId}`]);
   });
 });
