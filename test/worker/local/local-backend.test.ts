@@ -1,9 +1,9 @@
 // The local backend with real processes and real job directories: outcomes, the job directory
 // protocol, settling from the handle alone, pid reuse, outputs, health.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../../worker/local/index.js';
 import { readProcStat, currentBootId, startTicksToMs } from '../../../worker/jobdir/proc.js';
@@ -332,6 +332,40 @@ describe('health', () => {
     const h = await greedy.health();
     expect(h.ok).toBe(false);
     expect(h.reason).toMatch(/free in/);
+  });
+
+  it('a healthy answer up to 30 s old is given at once while a new probe runs behind it, whose answer serves the next ask', async () => {
+    const dir = join(data.path, 'health-stale');
+    const b = createLocalBackend({ dataDir: dir, tendVersion: 't', tools: suiteTools });
+    expect(await b.health()).toEqual({ ok: true, reason: null });
+    // The runs dir becomes a file: a probe now says so.
+    rmSync(join(dir, 'runs'), { recursive: true, force: true });
+    writeFileSync(join(dir, 'runs'), '');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 5_000 });
+    try {
+      expect(await b.health()).toEqual({ ok: true, reason: null });
+      const h = await waitFor(async () => {
+        const seen = await b.health();
+        return seen.ok ? null : seen;
+      }, 10_000, 'the probe behind it to be heard');
+      expect(h).toMatchObject({ ok: false, reason: expect.stringMatching(/cannot create/) });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('an answer older than that is not given: the probe is waited for', async () => {
+    const dir = join(data.path, 'health-old');
+    const b = createLocalBackend({ dataDir: dir, tendVersion: 't', tools: suiteTools });
+    expect(await b.health()).toEqual({ ok: true, reason: null });
+    rmSync(join(dir, 'runs'), { recursive: true, force: true });
+    writeFileSync(join(dir, 'runs'), '');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 31_000 });
+    try {
+      expect(await b.health()).toMatchObject({ ok: false, reason: expect.stringMatching(/cannot create/) });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is unhealthy when the runs dir cannot be created', async () => {
