@@ -48,7 +48,8 @@ export function standbyScript(p: StandbyParams): string {
 #   standby.sh COMMAND [ARG...]      stdin: the spawn helper's pipe
 #
 # W (TEND_STANDBY_W unset): forks P, records both in pid.json (of the standby dir), waits for P, and once P ended as a
-# run's routine writes that run's sentinel and stops what it left, exactly as run.sh does.
+# run's routine writes that run's sentinel and stops what it left, exactly as run.sh does. It
+# holds the pipe (never reading it) until it exits.
 # P (TEND_STANDBY_W="PID STARTTIME" of W): reads the go message (end of file: exit, nothing ran),
 # claims the run dir (launched, O_EXCL), writes pid.json, enters workdir and execs COMMAND with
 # stdin /dev/null and its streams appended to the run's stdout.log and stderr.log.
@@ -100,7 +101,9 @@ exec 3<&0
   exec ${setsid} ${shell} "$0" "$@" <&3 3<&-
 } &
 child=$!
-exec 3<&- < /dev/null
+# W keeps the pipe as its stdin, unread: its exit closes the last copy, which the daemon hears
+# as end of file sooner than the helper's report of the exit.
+exec 3<&-
 starttime "$child"
 set -C
 printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' "$$" "$ws" "$child" "$st" > "$sb/pid.json"

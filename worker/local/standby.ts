@@ -143,11 +143,16 @@ export class Standbys {
     );
   }
 
-  /** Give a taken standby its run; false if its pipe would not take the message (it is gone). */
-  go(s: Standby, text: string): Promise<boolean> {
+  /**
+   * Give a taken standby its run; false if its pipe would not take the message (it is gone).
+   * `onEnd`: the pipe's end of file, once the waiter (its last holder) has exited.
+   */
+  go(s: Standby, text: string, onEnd: () => void): Promise<boolean> {
     const stdin = s.stdin;
     s.stdin = null;
     if (!stdin || stdin.destroyed) return Promise.resolve(false);
+    stdin.once('close', onEnd);
+    stdin.resume();
     return new Promise((resolve) => stdin.end(text, (err?: Error | null) => resolve(!err)));
   }
 

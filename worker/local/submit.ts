@@ -192,7 +192,14 @@ async function fromStandby(spec: JobSpec, manifest: Manifest, taken: { standby: 
   const helper = standbyHelper(ctx.tools?.spawner ?? true);
   const text = goMessage(spec.runDir, tendEnv(spec));
   const { standby, ready } = taken;
-  if (!helper || text === null || !helper.onExitOf(standby.id, () => ctx.onExit?.(spec.runId))) {
+  // Heard twice, once as the end of its pipe (the waiter's exit closes the last copy), once from the helper.
+  let heard = false;
+  const exited = () => {
+    if (heard) return;
+    heard = true;
+    ctx.onExit?.(spec.runId);
+  };
+  if (!helper || text === null || !helper.onExitOf(standby.id, exited)) {
     ctx.standbys?.dismiss(standby);
     return null;
   }
@@ -204,6 +211,6 @@ async function fromStandby(spec: JobSpec, manifest: Manifest, taken: { standby: 
     routine: { pid: handle.pid, startTime: handle.startTime },
     startedAt: Date.now(),
   }));
-  if (!(await ctx.standbys!.go(standby, text))) return null;
+  if (!(await ctx.standbys!.go(standby, text, exited))) return null;
   return handle;
 }

@@ -115,12 +115,12 @@ describe('a job survives the death of the process that launched it', () => {
     const standby = await waitFor(() => {
       if (!existsSync(root)) return null;
       return readdirSync(root).map((d) => readPidRecord(join(root, d))).find((r) => r !== null && isSameProcessAlive(r.pid, r.startTime)) ?? null;
-    }, 10_000, 'the standby to be ready');
+    }, 10_000, 'the standby to be ready', 50);
 
     const died = new Promise((res) => daemon.once('exit', res));
     daemon.kill('SIGKILL');
     await died;
-    await waitFor(() => !isSameProcessAlive(standby.pid, standby.startTime) && !isSameProcessAlive(standby.wrapperPid, standby.wrapperStartTime), 10_000, 'the standby to leave with its daemon');
+    await waitFor(() => !isSameProcessAlive(standby.pid, standby.startTime) && !isSameProcessAlive(standby.wrapperPid, standby.wrapperStartTime), 10_000, 'the standby to leave with its daemon', 50);
     expect(isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number)).toBe(true);
 
     writeFileSync(release, '');

@@ -18,10 +18,11 @@ let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;
 let routine: string;
 let stops: string;
+const exits: string[] = [];
 
 beforeAll(() => {
   data = tempDir('tend-standby-');
-  backend = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', tools: suiteTools });
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', tools: suiteTools, onExit: (id) => exits.push(id) });
   // Says who it is, then runs until `<stops>/<its run id>` exists, and exits 3.
   routine = join(data.path, 'routine.sh');
   writeFileSync(
@@ -54,7 +55,12 @@ function end(spec: JobSpec): void {
 }
 
 const standbyRoot = () => join(data.path, 'standby');
-const alive = (r: PidRecord) => isSameProcessAlive(r.wrapperPid, r.wrapperStartTime) || isSameProcessAlive(r.pid, r.startTime);
+/** Alive as the OS says (procfs: cheap, where the ps provider would cost a process per look). */
+const running = (pid: number) => {
+  const st = readProcStat(pid, procfsTable());
+  return st !== null && st.state !== 'Z';
+};
+const alive = (r: PidRecord) => running(r.wrapperPid) || running(r.pid);
 
 /** The standbys waiting now (their pair recorded and alive), not counting `known`. */
 function newStandby(known: Set<number>): Promise<PidRecord> {
@@ -65,7 +71,7 @@ function newStandby(known: Set<number>): Promise<PidRecord> {
       if (rec && !known.has(rec.wrapperPid) && alive(rec)) return rec;
     }
     return null;
-  }, 10_000, 'a standby to be ready');
+  }, 10_000, 'a standby to be ready', 50);
 }
 
 const seen = new Set<number>();
@@ -77,7 +83,7 @@ afterEach(() => {
     if (!rec) continue;
     for (const [pid, start] of [[rec.pid, rec.startTime], [rec.wrapperPid, rec.wrapperStartTime]] as const) {
       // Only the very process recorded (its number may have been reused since).
-      if (isSameProcessAlive(pid, start)) process.kill(pid, 'SIGKILL');
+      if (start !== null && isSameProcessAlive(pid, start)) process.kill(pid, 'SIGKILL');
     }
   }
 });
@@ -113,6 +119,7 @@ describe('standbys', () => {
     // Its start is the go, not when it was parked: quick deaths are timed from it.
     expect(readManifest(second.runDir)?.startedAt).toBeGreaterThanOrEqual(before);
     expect((await backend.poll([h2]))[0]).toMatchObject({ state: 'running' });
+    expect(exits).not.toContain(second.runId);
 
     // Its waiter settles it as run.sh would, and a standby for the instance after it is started.
     const third = await newStandby(seen);
@@ -120,6 +127,9 @@ describe('standbys', () => {
     end(second);
     expect(await settle(backend, h2)).toMatchObject({ exitCode: 3, signal: null, reason: null });
     expect(readFileSync(join(second.runDir, 'exit_code'), 'utf8')).toBe('3\n');
+    // Its waiter's exit is reported once (heard both as its pipe's end and from the helper).
+    await waitFor(() => exits.includes(second.runId), 10_000, 'the exit to be reported');
+    expect(exits.filter((id) => id === second.runId)).toEqual([second.runId]);
     await backend.cancel(h2, 200);
     await waitFor(() => !alive(third), 10_000, 'the next standby to leave with the run it followed stopped');
   });
