@@ -151,6 +151,14 @@ interface Run {
 
 let running: ReturnType<typeof spawn> | null = null;
 
+function killGroup(child: ReturnType<typeof spawn>): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // the group is gone already
+  }
+}
+
 function runTests(root: string, files: readonly string[], timeoutMs: number): Promise<Run> {
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
@@ -158,6 +166,9 @@ function runTests(root: string, files: readonly string[], timeoutMs: number): Pr
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      // Its own process group, so that a timeout or a signal ends vitest's workers with it: killing
+      // vitest alone left a worker spinning in a mutant's endless loop.
+      detached: true,
     });
     running = child;
     let out = '';
@@ -166,7 +177,7 @@ function runTests(root: string, files: readonly string[], timeoutMs: number): Pr
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup(child);
     }, timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
@@ -208,7 +219,7 @@ export async function runStaticMutants(root: string, report: MutationReport & { 
     current = null;
   };
   const onSignal = (signal: NodeJS.Signals): void => {
-    running?.kill('SIGKILL');
+    if (running) killGroup(running);
     restore();
     process.stderr.write(`mutation static pass: ${signal}, source restored\n`);
     process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
