@@ -1,0 +1,64 @@
+// What the submit phase does when a launch answers after the run or job it launched has moved on
+// (the backend answers only once its gate opens: a launch in flight).
+import { afterEach, describe, expect, it } from 'vitest';
+import { stopRoutine } from '../../../main/engine/ops/control.js';
+import { postJob } from '../../../main/engine/ops/jobs.js';
+import { moveRun } from '../../../main/engine/scheduler/moves.js';
+import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
+import { TestBackend } from '../../helpers/test-backend.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+/** A due hourly routine whose launch is held: resolves once the submit has reached the backend. */
+async function launchHeld(gate: Promise<void>): Promise<{ passing: Promise<unknown>; runId: string }> {
+  f = new Fixture();
+  f.define({ id: 'etl/load', cron: '0 * * * *' });
+  f.backend.submitGate = gate;
+  f.clock.set(T0 + HOUR);
+  const passing = f.pass();
+  await waitFor(() => f.backend.calls.some((c) => c.op === 'submit'), 5000, 'the submit to start');
+  return { passing, runId: f.only('etl/load').id };
+}
+
+describe('a launch that answers late', () => {
+  it('a run already seen RUNNING when its launch answers is recorded and left running, not stopped', async () => {
+    let open!: () => void;
+    const { passing, runId } = await launchHeld(new Promise<void>((r) => (open = r)));
+    expect(moveRun(f.store, runId, 'batch', 'started', { startedAt: f.now() })).toBe('RUNNING');
+    open();
+    await passing;
+    expect(f.run(runId).status).toBe('RUNNING');
+    expect(f.store.ledger.get('run', runId)?.handle).toEqual({ id: runId });
+    expect(f.backend.cancelled()).toEqual([]);
+    expect(f.scheduler.ctx.launches.stopping.size).toBe(0);
+  });
+
+  it('a launch that fails for a run cancelled meanwhile leaves it CANCELLED, with no launch failure reported', async () => {
+    let fail!: (err: Error) => void;
+    const { passing, runId } = await launchHeld(new Promise<void>((_, reject) => (fail = reject)));
+    await stopRoutine(f.control(), full('etl/load'));
+    fail(new Error('spawn ENOENT'));
+    await passing;
+    expect(f.run(runId)).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
+    expect(f.events('run:launch-failed')).toEqual([]);
+    expect(f.store.ledger.get('run', runId)).toBeNull();
+  });
+});
+
+describe('the backend a job runs on', () => {
+  it('a job once fetched by a remote worker (pool:…) runs on this host; one naming another backend runs there', async () => {
+    const slurm = new TestBackend('slurm');
+    f = new Fixture({ makeBackend: (name) => (name === 'slurm' ? slurm : undefined) });
+    const stale = postJob(f.store, { command: 'work' }, f.now());
+    const elsewhere = postJob(f.store, { command: 'work' }, f.now());
+    // What a stale claim leaves (jobs.ts: it keeps its last pool backend), and a job bound to slurm.
+    f.store.db.prepare('UPDATE jobs SET backend = ? WHERE id = ?').run('pool:w1', stale.id);
+    f.store.db.prepare('UPDATE jobs SET backend = ? WHERE id = ?').run('slurm', elsewhere.id);
+    await f.pass();
+    expect(f.backend.submitted()).toEqual([`job-${stale.id}`]);
+    expect(slurm.submitted()).toEqual([`job-${elsewhere.id}`]);
+    expect([f.store.jobs.get(stale.id)?.backend, f.store.jobs.get(elsewhere.id)?.backend]).toEqual(['local', 'slurm']);
+  });
+});
