@@ -2,7 +2,8 @@
 // no Ajv (no route declares a JSON schema; zod checks inputs), no OpenAPI builder until the
 // document is asked for, no Intl formatter (ICU's locale data) for its status counts of today, no
 // cron-parser (and luxon) before it checks a cron expression.
-// Each would cost the resident daemon megabytes it never uses.
+// Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
+// against the catalogue, it does so with the zod it already holds, not a second (CommonJS) copy.
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, scratch, tendOk } from '../helpers/cli.js';
 import { Daemon, readState } from '../helpers/daemon.js';
@@ -42,5 +43,17 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(idle.filter((m) => m.includes('/api/openapi.js'))).toEqual([]);
     expect(before.split('\n').filter((l) => l.startsWith('intl '))).toEqual([]);
     expect(all.some((m) => m.includes('/dist/main/engine/api/openapi.js'))).toBe(true);
+  });
+
+  it('checks the data of the events it appends with the zod its routes use: no second copy, from the CommonJS build', async () => {
+    box = scratch('tend-lazy-daemon-');
+    const d = await new Daemon(box.dir, { TEND_DAEMON_INTERVAL_MS: '100' }, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs')] }).ready();
+    // job:completed carries its exit status: the append checks it against its schema.
+    const job = tendOk<{ id: number }>(box.dir, ['job', 'post', '--json', '--', 'true']);
+    await waitFor(() => tendOk<{ status: string }>(box.dir, ['job', 'show', String(job.id), '--json']).status === 'COMPLETED', 20_000, 'the job to complete');
+    await d.stop();
+    const all = loaded(d.stderr);
+    expect(all.some((m) => /\/node_modules\/zod\/.*\.js$/.test(m))).toBe(true);
+    expect(all.filter((m) => /\/node_modules\/zod\//.test(m) && m.endsWith('.cjs'))).toEqual([]);
   });
 });

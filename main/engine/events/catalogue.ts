@@ -12,6 +12,7 @@
 // The shapes are functions of zod, built the first time an event is checked: reading the store
 // (`tend daemon status`) loads no validation library, writing to it does.
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { Level } from '../store/events.js';
 
@@ -141,7 +142,10 @@ const built = new Map<EventType, z.ZodType<Record<string, unknown>>>();
 function schemaOf(type: EventType, shape: Shape): z.ZodType<Record<string, unknown>> {
   let schema = built.get(type);
   if (!schema) {
-    zod ??= (createRequire(import.meta.url)('zod') as { z: Zod }).z;
+    // The ES module, the zod the rest of the engine imports (require of an ES module returns its
+    // one instance): `require('zod')` resolves to the package's CommonJS build, a second zod of
+    // some 100 files held beside the first by every daemon that had appended an event.
+    zod ??= (createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('zod'))) as { z: Zod }).z;
     schema = shape(zod);
     built.set(type, schema);
   }
