@@ -2,7 +2,9 @@
 // so the restart rests on the exit nudge), the local backend, real processes. Each of ~20
 // routines starts, dies 150 ms later (a first quick death: restarted at once, no backoff), and its
 // next instance notes when it began; the routine stamps both instants itself ($EPOCHREALTIME).
-// Next to it, in the same run, a bare supervisor: child_process.spawn again on 'exit'.
+// Next to it, in the same run, a bare supervisor: child_process.spawn again on 'exit'. The local
+// backend starts each new instance from a standby waiter prepared after the last launch
+// (worker/local/standby.ts): restartsFromStandby says how many did.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -44,15 +46,19 @@ async function gapOf(file: string, timeoutMs = 20_000): Promise<number> {
   }
 }
 
-/** The engine's restart of routine `i` (defined now, dies once, restarted; then stopped). */
-async function engineGap(engine: Engine, i: number, dir: string, script: string): Promise<number> {
+/**
+ * The engine's restart of routine `i` (defined now, dies once, restarted; then stopped), and
+ * whether the new instance came from a standby (its job dir has no run.sh of its own).
+ */
+async function engineGap(engine: Engine, i: number, dir: string, script: string): Promise<{ gap: number; fromStandby: boolean }> {
   const stamps = join(dir, `engine-${i}`);
   const id = `${COMPUTER}:bench/restart-${i}`;
   saveRoutine(engine.store, { id, realtime: true, command: script, args: [stamps], tz: 'UTC' }, { now: Date.now(), localComputer: COMPUTER });
   engine.nudge();
   const gap = await gapOf(stamps);
+  const runDir = engine.store.runs.latest(id)?.runDir ?? null;
   await engine.stopRoutine(id);
-  return gap;
+  return { gap, fromStandby: runDir !== null && existsSync(runDir) && !existsSync(join(runDir, 'run.sh')) };
 }
 
 /** The floor: a supervisor that does nothing but spawn the program again when it exits. */
@@ -86,6 +92,7 @@ export async function benchRestart() {
     // Interleaved, one death each in turn, so a change in the machine's load hits both alike.
     const bare: number[] = [];
     const engine: number[] = [];
+    let fromStandby = 0;
     const viaPm2: number[] = [];
     const bin = pm2Bin();
     const pm2 = bin ? startPm2(bin) : null;
@@ -94,7 +101,9 @@ export async function benchRestart() {
     try {
       for (let i = 0; i < n; i++) {
         bare.push(await bareGap(i, dir, script));
-        engine.push(await engineGap(host, i, dir, script));
+        const e = await engineGap(host, i, dir, script);
+        engine.push(e.gap);
+        if (e.fromStandby) fromStandby++;
         if (pm2) viaPm2.push(await pm2Gap(pm2, i, dir, script));
       }
     } finally {
@@ -106,7 +115,7 @@ export async function benchRestart() {
       name: 'restart',
       description: `gap from a realtime routine's death to its new process (first quick death: restarted at once), over ${n} deaths; engine with a 1 s pass interval (the exit nudge drives the restart), next to a bare spawn-on-exit supervisor, interleaved`,
       deaths: n,
-      engine: { medianMs: round(median(engine), 1), p90Ms: round(percentile(engine, 90), 1), minMs: round(Math.min(...engine), 1) },
+      engine: { medianMs: round(median(engine), 1), p90Ms: round(percentile(engine, 90), 1), minMs: round(Math.min(...engine), 1), restartsFromStandby: fromStandby },
       bareSupervisor: { medianMs: round(median(bare), 1), p90Ms: round(percentile(bare, 90), 1) },
       pm2: pm2Median === null ? 'not installable here' : { version: '7.0.4', medianMs: round(pm2Median, 1), p90Ms: round(percentile(viaPm2, 90), 1) },
       ratioToPm2: pm2Median === null ? null : round(median(engine) / pm2Median, 2),
