@@ -12,6 +12,8 @@
 // - While it starts, the young generation stays at its first 1 MiB semi-space: start-up's garbage
 //   grew it to 8 MiB, held until V8's memory reducer ran 10-25 s later. From the first pass on
 //   it grows as V8 likes: held small under a busy pass, scavenges cost that pass half its CPU again.
+//   A newer V8 (Electron's runtime, for the packaged CLI) raises a factor below 2 to 2: there
+//   only the compiler flags take effect.
 // These flags are read when used, so setting them at run time works (unlike --max-semi-space-size,
 // fixed when the heap is made); test/daemon/v8-flags.test.ts checks their effect in a real daemon.
 import { setFlagsFromString } from 'node:v8';
