@@ -1,6 +1,7 @@
 // The local backend: jobs are processes on this machine, each with a job directory (jobdir.ts)
 // and a detached wrapper (wrapper.ts). Handles are JSON (handle.ts); poll and fetch read only
 // the directory and /proc (settle.ts), so any process can settle any job.
+import { join } from 'node:path';
 import type { Backend, Handle, Health, JobSpec, Outcome, PollState } from '../../main/engine/backend.js';
 import { TendError } from '../../main/engine/errors.js';
 import { cancelLocalJob } from './cancel.js';
@@ -79,6 +80,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     opts.onExit?.(runId);
     standbys.followedEnded(runId);
   };
+  const waiters = join(opts.dataDir, 'runs', '.waiters');
 
   return {
     name: 'local',
@@ -105,7 +107,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         const existing = handleFromRunDir(spec.runDir);
         if (existing) return toHandle(existing);
       }
-      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit, startTimeoutMs, tools: opts.tools, killGraceMs, standbys });
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit, startTimeoutMs, tools: opts.tools, killGraceMs, standbys, waiters });
       if (spec.realtime) standbys.prepareAfter(spec);
       return toHandle(handle);
     },

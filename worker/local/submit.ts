@@ -21,6 +21,7 @@ import { jobShell, localWrapperScript, type WaiterTools } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, standbyHelper, type WrapperLaunch } from './spawner.js';
 import type { Standby, Standbys } from './standby.js';
 import { goMessage } from './standby-script.js';
+import { placeWaiter, sharedWaiterText, WAITER_WORKDIR } from './shared-waiter.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
 import { inheritedEnv } from '../inherited-env.js';
@@ -37,6 +38,8 @@ export interface SubmitContext {
   killGraceMs?: number;
   /** Waiters started ahead for realtime routines' next instances. */
   standbys?: Standbys;
+  /** Where the waiter every job shares is kept (run.sh is a hard link to it); unset, each job's run.sh is its own. */
+  waiters?: string;
 }
 
 /** The variables every job gets on top of the daemon's environment and `spec.env`. */
@@ -115,7 +118,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   let text: string;
   try {
     shell = jobShell(ctx.tools?.shell);
-    text = localWrapperScript(runDir, cwd, ctx.tools, ctx.killGraceMs);
+    text = ctx.waiters ? sharedWaiterText(ctx.tools, ctx.killGraceMs) : localWrapperScript(runDir, cwd, ctx.tools, ctx.killGraceMs);
   } catch (err) {
     const reason = errorMessage(err);
     writeSentinelIfAbsent(runDir, { kind: 'error', message: reason });
@@ -126,13 +129,14 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     const handle = await fromStandby(spec, manifest, taken, ctx, bootId);
     if (handle) return handle;
   }
-  // A new inode (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
-  writeFileAtomicNow(script, text, 0o700);
+  // A new inode or link (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
+  if (ctx.waiters) placeWaiter(ctx.waiters, script, text);
+  else writeFileAtomicNow(script, text, 0o700);
   writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
   // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
-  const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec) }, log: jobPath(runDir, 'wrapperLog') };
+  const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec), ...(ctx.waiters ? { [WAITER_WORKDIR]: cwd } : {}) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
   const onExit = () => {
     exited = true;

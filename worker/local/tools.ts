@@ -80,9 +80,18 @@ export function missingTools(t: WaiterTools = {}): string | null {
   return null;
 }
 
-/** run.sh for a job on this machine. */
+/** run.sh for a job on this machine, its places written in. */
 export function localWrapperScript(runDir: string, cwd: string, t: WaiterTools = {}, leftoverGraceMs?: number): string {
+  return wrapperScript({ runDir, cwd, provider: processProvider().name, setsid: neededSetsid(t), leftoverGraceMs });
+}
+
+/** run.sh as every local job of this process shares it: it finds its places when it runs (WrapperParams). */
+export function sharedWrapperScript(t: WaiterTools = {}, leftoverGraceMs?: number): string {
+  return wrapperScript({ provider: processProvider().name, setsid: neededSetsid(t), leftoverGraceMs });
+}
+
+function neededSetsid(t: WaiterTools): string[] {
   const setsid = setsidArgv(t.perlSetsid);
   if (!setsid) throw new TendError('UNAVAILABLE', 'cannot start the job wrapper: neither setsid nor perl found');
-  return wrapperScript({ runDir, cwd, provider: processProvider().name, setsid, leftoverGraceMs });
+  return setsid;
 }

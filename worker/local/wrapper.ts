@@ -19,9 +19,15 @@ export function shQuote(s: string): string {
 }
 
 export interface WrapperParams {
-  runDir: string;
+  /**
+   * The job directory and the routine's working directory, written into the script. Without them
+   * the script is the same for every job: the directory is the one it is run from (`$0` is
+   * `<runDir>/run.sh`) and the working directory comes in TEND_WAITER_WORKDIR (the job directory
+   * when unset), which the routine does not inherit.
+   */
+  runDir?: string;
   /** Working directory for the routine. */
-  cwd: string;
+  cwd?: string;
   /** How process start times are read: /proc (builtins only) or `ps` (one process per read). */
   provider: ProviderName;
   /** argv that makes the rest of the command line the leader of a new session, e.g. [setsid]. */
@@ -128,13 +134,22 @@ ${signalCases()}
 esac`;
 }
 
+/** Where the job directory and the working directory come from (WrapperParams). */
+function placeLines(p: WrapperParams): string {
+  if (p.runDir !== undefined) return `dir=${shQuote(p.runDir)}\nworkdir=${shQuote(p.cwd ?? p.runDir)}`;
+  return `dir=\${0%/*}\nworkdir=\${TEND_WAITER_WORKDIR:-$dir}\nunset TEND_WAITER_WORKDIR`;
+}
+
 export function wrapperScript(p: WrapperParams): string {
   const setsid = p.setsid.map(shQuote).join(' ');
   return `#!/bin/sh
 # Tend job waiter (local backend). Generated at submit; do not edit.
 #
-#   run.sh COMMAND [ARG...]
+#   /abs/path/to/JOBDIR/run.sh COMMAND [ARG...]
 #
+# - the job directory and the routine's working directory are written below, or (the copy every
+#   local job shares, hard-linked as each job's run.sh) the directory this script is run from and
+#   TEND_WAITER_WORKDIR (the job directory when unset), which the routine does not inherit;
 # - claims the directory by creating \`launched\` ("PID STARTTIME") exclusively, and exits at once
 #   without doing anything if another waiter has claimed it already;
 # - starts COMMAND as the leader of a new session, stdin from /dev/null, in workdir, its stdout and
@@ -155,8 +170,7 @@ set -f
 # Tend was started with back (issue 16: keep both umask lines through the wrapper's rewrite).
 umask 077
 ${signalForwarding()}
-dir=${shQuote(p.runDir)}
-workdir=${shQuote(p.cwd)}
+${placeLines(p)}
 
 ${finishFunctions(p.leftoverGraceMs)}
 

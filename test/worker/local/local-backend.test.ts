@@ -128,6 +128,19 @@ describe('the job directory', () => {
     expect(m?.startedAt).toBeGreaterThan(0);
   });
 
+  it("every job's run.sh is one shared waiter (a hard link); each routine runs in its own working directory, without the waiter's variable", async () => {
+    const work = join(data.path, 'work-shared');
+    mkdirSync(work, { recursive: true });
+    const cmd = { command: '/bin/sh', args: ['-c', 'pwd; echo "w=${TEND_WAITER_WORKDIR-unset}"'] };
+    const specs = [makeSpec(data.path, { ...cmd, maskedArgs: cmd.args }), makeSpec(data.path, { ...cmd, maskedArgs: cmd.args, cwd: work })];
+    for (const spec of specs) expect(await settle(backend, await backend.submit(spec))).toMatchObject({ exitCode: 0 });
+    const [a, b] = specs.map((spec) => statSync(join(spec.runDir, 'run.sh')));
+    expect(a!.ino).toBe(b!.ino);
+    expect(a!.nlink).toBeGreaterThanOrEqual(3); // the shared copy and these two
+    expect(a!.mode & 0o777).toBe(0o700);
+    expect(specs.map((spec) => readFileSync(join(spec.runDir, 'stdout.log'), 'utf8'))).toEqual([`${specs[0]!.runDir}\nw=unset\n`, `${work}\nw=unset\n`]);
+  });
+
   it('the manifest is written once, before the launch: the pids and the start are read from pid.json', async () => {
     const spec = makeSpec(data.path, { command: fixture('exit0.sh') });
     const handle = await backend.submit(spec);
