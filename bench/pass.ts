@@ -1,11 +1,14 @@
 // One pass with 1,000 and 10,000 routines of which ~1% are due: the cost should follow the due
 // work, not the total. Real SQLite file, the real Scheduler, the tests' backend double with jobs
 // that finish the moment they are submitted (recording nothing, so it adds nothing to the pass).
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { ManualClock } from '../main/engine/clock.js';
+import { NO_OPTIMIZING_COMPILER } from '../main/engine/daemon/v8-flags.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
 import { Scheduler } from '../main/engine/scheduler/scheduler.js';
 import { Store } from '../main/engine/store/store.js';
@@ -28,7 +31,7 @@ interface Options {
   running?: number;
 }
 
-async function measure(total: number, due: number, passes: number, { counted, running = 0 }: Options = {}) {
+export async function measure(total: number, due: number, passes: number, { counted, running = 0 }: Options = {}) {
   const dir = mkdtempSync(join(os.tmpdir(), 'tend-bench-pass-'));
   try {
     const trace = counted
@@ -109,6 +112,9 @@ export async function benchPass() {
   await measure(10_000, 100, 10, { counted });
   // The same due work with 2,000 jobs running: each pass polls them all.
   const largeRunning = await measure(10_000, 10, passes, { running: 2000 });
+  // The daemon runs without V8's optimizing compiler (engine/daemon/v8-flags.ts): the same 10k/100
+  // pass in a process started with those flags is what a daemon's pass costs.
+  const largeDaemonFlags = inChild(NO_OPTIMIZING_COMPILER, 10_000, 100, passes);
   return {
     name: 'pass',
     description: 'one scheduler pass (check, status, fire, submit) with ~1% of routines due; median of repeated passes',
@@ -116,10 +122,18 @@ export async function benchPass() {
     large,
     largeSameDue,
     largeRunning,
+    largeDaemonFlags,
     ratio10kTo1k: round(large.medianMs / small.medianMs, 2),
     ratio10kTo1kSameDue: round(largeSameDue.medianMs / small.medianMs, 2),
     // Every statement of the pass (BEGIN, SAVEPOINT and COMMIT included) over the runs it submitted, at 10k/100 due.
     perRunSubmitted: { statements: round(counted.statements / counted.launched, 2), writes: round(counted.writes / counted.launched, 2) },
     targets: { medianMs10k: 5, ratio: 2 },
   };
+}
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'pass-child.js');
+
+function inChild(flags: string[], total: number, due: number, passes: number): Awaited<ReturnType<typeof measure>> & { v8Flags: string[] } {
+  const out = execFileSync(process.execPath, [...flags, CHILD, String(total), String(due), String(passes)], { encoding: 'utf8' });
+  return { v8Flags: flags, ...(JSON.parse(out) as Awaited<ReturnType<typeof measure>>) };
 }

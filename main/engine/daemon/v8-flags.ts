@@ -18,7 +18,8 @@
 // fixed when the heap is made); test/daemon/v8-flags.test.ts checks their effect in a real daemon.
 import { setFlagsFromString } from 'node:v8';
 
-const NO_OPTIMIZING_COMPILER = ['--no-turbofan', '--no-maglev'];
+/** Also what bench `pass` starts its daemon-flags child with, so its figure is the daemon's. */
+export const NO_OPTIMIZING_COMPILER = ['--no-turbofan', '--no-maglev'];
 const GROWTH_WHILE_STARTING = '--semi-space-growth-factor=1';
 /** V8's default, given back once the daemon has started. */
 const GROWTH_ONCE_STARTED = '--semi-space-growth-factor=2';
