@@ -31,19 +31,19 @@ const send = (m) => { try { process.send(m); } catch {} };
 const msg = (e) => String((e && e.message) || e);
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
-  if (!m || (m.t !== 'spawn' && m.t !== 'standby')) return;
+  if (!m || (m.t !== 'spawn' && m.t !== 'piped')) return;
   let fd;
   try { fd = openSync(m.log, 'a', 0o600); } catch (e) { return send({ t: 'failed', id: m.id, message: msg(e) }); }
   let child;
-  try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: [m.t === 'standby' ? 'pipe' : 'ignore', fd, fd] }); }
+  try { child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: [m.t === 'piped' ? 'pipe' : 'ignore', fd, fd] }); }
   catch (e) { closeSync(fd); return send({ t: 'failed', id: m.id, message: msg(e) }); }
   closeSync(fd);
   if (child.pid === undefined) return child.once('error', (e) => send({ t: 'failed', id: m.id, message: msg(e) }));
   child.on('error', () => {});
   child.once('exit', () => send({ t: 'exit', id: m.id }));
   child.unref();
-  if (m.t !== 'standby') return send({ t: 'spawned', id: m.id, pid: child.pid });
-  // A standby's stdin goes to the daemon, which then holds its only write end (its lifeline).
+  if (m.t !== 'piped') return send({ t: 'spawned', id: m.id, pid: child.pid });
+  // The other end of its stdin goes to the daemon, which then holds it alone.
   child.stdin.on('error', () => {});
   try { process.send({ t: 'spawned', id: m.id, pid: child.pid }, child.stdin, () => child.stdin.destroy()); }
   catch { child.stdin.destroy(); }
@@ -80,18 +80,12 @@ class Spawner {
   }
 
   /**
-   * A standby (standby.ts): a wrapper whose stdin is a pipe; its write end comes to this process,
-   * which then holds it alone. `id` names it for `onExitOf`.
+   * A wrapper whose stdin is a pipe (a socket) the helper passes back to this process, which then
+   * holds its other end alone: a standby's lifeline and go (standby.ts), a realtime waiter's end
+   * heard as the pipe's. `id` names it for `onExitOf`.
    */
-  standby(l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin: Socket }> } {
-    const r = this.request('standby', l, onExit);
-    return {
-      id: r.id,
-      started: r.started.then((s) => {
-        if (!s.stdin) throw new Error('the spawn helper passed no pipe for the standby');
-        return { pid: s.pid, stdin: s.stdin };
-      }),
-    };
+  launchPiped(l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin?: Socket | undefined }> } {
+    return this.request('piped', l, onExit);
   }
 
   /** Who hears the exit of the wrapper the helper started as `id`, from now on; false if it is not known (gone). */
@@ -101,7 +95,7 @@ class Spawner {
     return true;
   }
 
-  private request(t: 'spawn' | 'standby', l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin?: Socket | undefined }> } {
+  private request(t: 'spawn' | 'piped', l: WrapperLaunch, onExit: () => void): { id: number; started: Promise<{ pid: number; stdin?: Socket | undefined }> } {
     const child = this.helper();
     const id = this.nextId++;
     const started = new Promise<{ pid: number; stdin?: Socket | undefined }>((resolve, reject) => {
@@ -200,8 +194,8 @@ export function launchViaHelper(l: WrapperLaunch, onExit: () => void, use = true
   return use && shared.available ? shared.launch(l, onExit) : null;
 }
 
-/** The helper, for standbys; null when it is not to be used or not available (then there are none). */
-export function standbyHelper(use = true): Pick<Spawner, 'standby' | 'onExitOf'> | null {
+/** The helper, for piped wrappers; null when it is not to be used or not available (then there are none). */
+export function standbyHelper(use = true): Pick<Spawner, 'launchPiped' | 'onExitOf'> | null {
   return use && shared.available ? shared : null;
 }
 

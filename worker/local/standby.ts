@@ -49,6 +49,14 @@ export function matchOf(spec: JobSpec, tools: WaiterTools = {}): string {
   return JSON.stringify([spec.command, spec.args, spec.cwd ?? null, spec.env, tools.shell ?? null, tools.perlSetsid ?? false]);
 }
 
+/** `onEnd` once every other copy of the pipe is closed (its waiter, the last holder, exited). */
+export function hearEnd(pipe: Socket, onEnd: () => void): void {
+  pipe.on('error', () => undefined);
+  pipe.unref();
+  pipe.once('close', onEnd);
+  pipe.resume();
+}
+
 export class Standbys {
   private readonly byRoutine = new Map<string, Standby>();
   private readonly root: string;
@@ -127,11 +135,13 @@ export class Standbys {
     // TEND_RUN_ID, TEND_RUN_DIR, TEND_ATTEMPT and TEND_SCHEDULED_AT come with the go message.
     const env = { ...inheritedEnv(), ...spec.env, TEND_ROUTINE: routineId };
     const s: Standby = { id: 0, routineId, match: matchOf(spec, this.o.tools), dir, follows: spec.runId, stdin: null, exited: false, timer: null };
-    const started = helper.standby({ file: shell[0] as string, args: [...shell.slice(1), file, spec.command, ...spec.args], cwd: dir, env, log: join(dir, 'wrapper.log') }, () => this.exitedUnused(s));
+    const started = helper.launchPiped({ file: shell[0] as string, args: [...shell.slice(1), file, spec.command, ...spec.args], cwd: dir, env, log: join(dir, 'wrapper.log') }, () => this.exitedUnused(s));
     s.id = started.id;
     this.byRoutine.set(routineId, s);
     started.started.then(
       ({ stdin }) => {
+        // No pipe passed (the helper could not send it, and closed its copy): it leaves by itself.
+        if (!stdin) return;
         // Its reader gone, a write fails with EPIPE: that is its exit, heard elsewhere.
         stdin.on('error', () => undefined);
         // Held, not waited on: it keeps no process alive (at exit the pipe closes, and the standby leaves).
@@ -151,8 +161,7 @@ export class Standbys {
     const stdin = s.stdin;
     s.stdin = null;
     if (!stdin || stdin.destroyed) return Promise.resolve(false);
-    stdin.once('close', onEnd);
-    stdin.resume();
+    hearEnd(stdin, onEnd);
     return new Promise((resolve) => stdin.end(text, (err?: Error | null) => resolve(!err)));
   }
 

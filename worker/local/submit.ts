@@ -19,7 +19,7 @@ import {
 } from '../jobdir/jobdir.js';
 import { jobShell, localWrapperScript, type WaiterTools } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, standbyHelper, type WrapperLaunch } from './spawner.js';
-import type { Standby, Standbys } from './standby.js';
+import { hearEnd, type Standby, type Standbys } from './standby.js';
 import { goMessage } from './standby-script.js';
 import { placeWaiter, sharedWaiterText, WAITER_WORKDIR } from './shared-waiter.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
@@ -139,13 +139,14 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec), ...(ctx.waiters ? { [WAITER_WORKDIR]: cwd } : {}) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
   const onExit = () => {
+    if (exited) return; // a realtime run's is heard twice: its pipe's end, and the helper's report
     exited = true;
     ctx.onExit?.(spec.runId);
   };
   let wrapperPid: number;
   try {
     try {
-      wrapperPid = await (launchViaHelper(launch, onExit, ctx.tools?.spawner ?? true) ?? launchHere(launch, onExit));
+      wrapperPid = await ((spec.realtime ? launchHeard(launch, onExit, ctx) : null) ?? launchViaHelper(launch, onExit, ctx.tools?.spawner ?? true) ?? launchHere(launch, onExit));
     } catch (err) {
       // The helper went away: start it here. Had the helper started one already, the two
       // wrappers race for the directory's claim and the loser leaves at once (seen below).
@@ -184,6 +185,20 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   };
   // The manifest is not written again with the pids: readers take them from pid.json (readManifest).
   return handle;
+}
+
+/**
+ * A realtime run's wrapper, through the helper, with a pipe for stdin whose other end this process
+ * holds: the wrapper never reads it, and its exit closes the last copy (the routine's stdin is
+ * /dev/null), which is heard here sooner than the helper's report of the exit (a restart waits for it).
+ */
+function launchHeard(l: WrapperLaunch, onExit: () => void, ctx: SubmitContext): Promise<number> | null {
+  const helper = standbyHelper(ctx.tools?.spawner ?? true);
+  if (!helper) return null;
+  return helper.launchPiped(l, onExit).started.then(({ pid, stdin }) => {
+    if (stdin) hearEnd(stdin, onExit);
+    return pid;
+  });
 }
 
 /**

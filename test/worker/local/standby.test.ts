@@ -156,6 +156,19 @@ describe('standbys', () => {
     await waitFor(() => dir.every((d) => readPidRecord(d)?.wrapperPid !== standby.wrapperPid), 10_000, "the standby's directory to be removed");
   });
 
+  it("a realtime run's end is heard through its waiter's pipe, even with the spawn helper gone", async () => {
+    const spec = realtimeSpec();
+    const { handle } = await launchWithStandby(spec);
+    // The helper is the waiter's parent; killed, its report of the exit never comes.
+    const helper = readProcStat(handle['wrapperPid'] as number, procfsTable())!.ppid;
+    process.kill(helper, 'SIGKILL');
+    await waitFor(() => !running(helper), 10_000, 'the helper to be gone');
+    expect(exits).not.toContain(spec.runId);
+    end(spec);
+    await waitFor(() => exits.includes(spec.runId), 10_000, 'the end to be heard');
+    expect(await settle(backend, handle)).toMatchObject({ exitCode: 3 });
+  });
+
   it('batch runs get no standby', async () => {
     const batch = makeSpec(data.path, { command: routine, args: [stops], cwd: data.path, routineId: 'tester@HOST:standby-batch' });
     const hb = await backend.submit(batch);
