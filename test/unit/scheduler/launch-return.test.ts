@@ -62,3 +62,41 @@ describe('the backend a job runs on', () => {
     expect([f.store.jobs.get(stale.id)?.backend, f.store.jobs.get(elsewhere.id)?.backend]).toEqual(['local', 'slurm']);
   });
 });
+
+describe('job slots while launches are in flight', () => {
+  /** A fixture with one job slot whose launches answer only when `open` is called. */
+  function held(): { open: () => void } {
+    let open!: () => void;
+    f = new Fixture({ options: { launchInBackground: true, batchSlots: 1 } });
+    f.backend.submitGate = new Promise<void>((r) => (open = r));
+    return { open };
+  }
+  const submits = () => f.backend.calls.filter((c) => c.op === 'submit').map((c) => (c as { id: string }).id);
+
+  it("a job's launch in flight holds the only job slot: the next job waits, also once it is recorded", async () => {
+    const { open } = held();
+    const a = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    await waitFor(() => submits().length === 1, 5000, 'the first job to be launching');
+    const b = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    expect(submits()).toEqual([`job-${a.id}`]);
+    open();
+    await waitFor(() => f.store.ledger.get('job', String(a.id)) !== null, 5000, 'the first launch to be recorded');
+    await f.pass();
+    expect(submits()).toEqual([`job-${a.id}`]);
+    expect(f.store.jobs.status(b.id)).toBe('PENDING');
+  });
+
+  it("a routine's launch in flight holds no job slot: a job posted meanwhile is launched", async () => {
+    const { open } = held();
+    f.define({ id: 'etl/load', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    await waitFor(() => submits().length === 1, 5000, "the routine's run to be launching");
+    const job = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    expect(submits()).toEqual([f.only('etl/load').id, `job-${job.id}`]);
+    open();
+  });
+});
