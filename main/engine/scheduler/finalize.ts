@@ -9,8 +9,9 @@ import { nextRunAt } from '../timing/next.js';
 import { moveTrigger } from './moves.js';
 
 export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
-  // A batch routine always has a timing (the schema requires one).
-  if (!def || def.kind !== 'batch' || !def.timing) return;
+  // Only a batch routine has a timing (the schema requires one there and refuses one on a realtime
+  // routine), so a routine removed, or one now realtime, ends here.
+  if (!def?.timing) return;
   const timing = def.timing;
   // A manual run's success changes nothing, nor does a plain recurring routine's (cron, runtimes)
   // unless a failure left retry state to reset: one look at that, not at the whole trigger.
@@ -22,7 +23,6 @@ export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: Run
   const rearm = !run.manual && timing.mode === 'every' && t.state === 'scheduled' && t.nextRunAt === null ? nextRunAt(timing, now, def.tz) : undefined;
 
   if (success) {
-    if (run.manual) return;
     const once = timing.mode === 'at';
     // A plain recurring routine's success changes nothing: no write.
     if (!once && rearm === undefined && t.attempts === 0 && t.firstDueAt === null) return;
