@@ -60,10 +60,15 @@ export function applyMutant(source: string, location: { start: Position; end: Po
   return source.slice(0, start) + replacement + source.slice(end);
 }
 
+/** Ignored for being static (ignoreStatic), not for a `// Stryker disable` comment, which stays ignored. */
+function ignoredAsStatic(m: ReportMutant): boolean {
+  return m.status === 'Ignored' && (m.statusReason === undefined || m.statusReason.includes('ignoreStatic'));
+}
+
 /** Mutants this pass must test by hand: static ones Stryker ignored, and static survivors. */
 export function staticCandidates(report: MutationReport): { file: string; mutant: ReportMutant }[] {
   return Object.entries(report.files).flatMap(([file, f]) =>
-    f.mutants.filter((m) => m.static === true && (m.status === 'Ignored' || m.status === 'Survived')).map((mutant) => ({ file, mutant })),
+    f.mutants.filter((m) => m.static === true && (ignoredAsStatic(m) || m.status === 'Survived')).map((mutant) => ({ file, mutant })),
   );
 }
 

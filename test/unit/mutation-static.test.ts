@@ -39,13 +39,13 @@ function mutant(status: string, o: Partial<ReportMutant> = {}): ReportMutant {
 }
 
 describe('static mutants: which are tested by hand, and how they score', () => {
-  it('the static mutants Stryker ignored, and static survivors (their load-time part ran un-mutated), are tested; the rest are not', () => {
-    const ignored = mutant('Ignored', { static: true });
+  it('the static mutants Stryker ignored, and static survivors (their load-time part ran un-mutated), are tested; the rest, and mutants disabled by a comment, are not', () => {
+    const ignored = mutant('Ignored', { static: true, statusReason: 'Static mutant (and "ignoreStatic" was enabled)' });
     const hybridSurvivor = mutant('Survived', { static: true, testsCompleted: 4 });
     const report: MutationReport = {
       files: {
         'a.ts': { mutants: [ignored, mutant('Killed', { static: true }), mutant('Ignored'), mutant('Survived', { testsCompleted: 2 })] },
-        'b.ts': { mutants: [hybridSurvivor, mutant('Timeout', { static: true })] },
+        'b.ts': { mutants: [hybridSurvivor, mutant('Timeout', { static: true }), mutant('Ignored', { static: true, statusReason: 'Ignored because of excluded mutation "StringLiteral"' })] },
       },
     };
     expect(staticCandidates(report)).toEqual([
