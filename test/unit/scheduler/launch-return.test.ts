@@ -1,7 +1,7 @@
 // What the submit phase does when a launch answers after the run or job it launched has moved on
 // (the backend answers only once its gate opens: a launch in flight).
 import { afterEach, describe, expect, it } from 'vitest';
-import { stopRoutine } from '../../../main/engine/ops/control.js';
+import { cancelJob, stopRoutine } from '../../../main/engine/ops/control.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { moveRun } from '../../../main/engine/scheduler/moves.js';
 import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
@@ -44,6 +44,24 @@ describe('a launch that answers late', () => {
     expect(f.run(runId)).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
     expect(f.events('run:launch-failed')).toEqual([]);
     expect(f.store.ledger.get('run', runId)).toBeNull();
+  });
+});
+
+describe('jobs cancelled while their launches are in flight', () => {
+  it('two jobs cancelled by hand while both submits are in flight are both stopped once recorded', async () => {
+    f = new Fixture();
+    let open!: () => void;
+    f.backend.submitGate = new Promise<void>((r) => (open = r));
+    const a = postJob(f.store, { command: 'work' }, f.now());
+    const b = postJob(f.store, { command: 'work' }, f.now());
+    const passing = f.pass();
+    await waitFor(() => f.backend.calls.filter((c) => c.op === 'submit').length === 2, 5000, 'both submits to start');
+    await cancelJob(f.control(), a.id);
+    await cancelJob(f.control(), b.id);
+    open();
+    await passing;
+    await waitFor(() => f.backend.cancelled().length === 2, 5000, 'both launched jobs to be stopped');
+    expect(f.backend.cancelled().sort()).toEqual([`job-${a.id}`, `job-${b.id}`].sort());
   });
 });
 
