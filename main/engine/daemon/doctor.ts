@@ -142,22 +142,18 @@ export function doctor(dataDir: string, store: Store | null, now: number, integr
   }
   if (store) {
     const today = dayBounds(now).from;
-    const errors = new Set<string>();
-    const delayed = new Set<string>();
-    // One row per routine (its latest instance), not every run of the day.
+    const errors = new Map<string, string>();
+    const delayed = new Map<string, string>();
+    // One row per routine (its latest instance), not every run of the day; the reason is that run's,
+    // whose status is reported (not a statement per finding: a thousand DELAYED routines are usual
+    // while a worker is away).
     for (const [id, r] of store.runs.latestPerRoutine()) {
       if (r.createdAt < today && r.endedAt !== null && r.endedAt < today) continue;
-      if (r.status === 'ERROR') errors.add(id);
-      if (r.status === 'DELAYED') delayed.add(id);
+      if (r.status === 'ERROR') errors.set(id, r.reason ?? '');
+      if (r.status === 'DELAYED') delayed.set(id, r.reason ?? '');
     }
-    for (const id of errors) {
-      const reason = store.runs.latest(id)?.reason ?? '';
-      add('routine-error', 'error', `${id} is in ERROR: ${reason}`, errorAdvice(id, reason));
-    }
-    for (const id of delayed) {
-      const reason = store.runs.latest(id)?.reason ?? '';
-      add('routine-delayed', 'warn', `${id} is DELAYED: ${reason}`, delayedAdvice(id, reason));
-    }
+    for (const [id, reason] of errors) add('routine-error', 'error', `${id} is in ERROR: ${reason}`, errorAdvice(id, reason));
+    for (const [id, reason] of delayed) add('routine-delayed', 'warn', `${id} is DELAYED: ${reason}`, delayedAdvice(id, reason));
     // Jobs for a computer nobody issued a token for: no worker can ever take them.
     const orphans = store.db
       .prepare(`SELECT computer, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING') AND computer IS NOT NULL AND computer != ? AND computer NOT IN (SELECT computer FROM workers) GROUP BY computer`)
