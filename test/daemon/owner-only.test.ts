@@ -83,6 +83,26 @@ describe('a fresh data dir', () => {
     expect(logText(dir)).not.toContain(token);
     expect(open(dir)).toEqual([]);
   });
+
+  it("a realtime routine's standby and the instance started from it are owner-only too", async () => {
+    box = scratch('tend-owner-');
+    const dir = join(box.dir, 'data');
+    const work = join(box.dir, 'work');
+    mkdirSync(work);
+    await new Daemon(dir, { TEND_DAEMON_INTERVAL_MS: '100' }).ready();
+    // Dies once its standby is ready (restarted at once, from it), then lives.
+    const first = 'until ls "$TEND_RUN_DIR"/../../../standby/*/pid.json > /dev/null 2>&1; do sleep 0.05; done; : > died; exit 1';
+    tendOk(dir, ['routine', 'add', 'feeds/owner', '--realtime', '--cwd', work, '--', 'sh', '-c', `if [ -e died ]; then echo again; exec sleep 60; fi; ${first}`]);
+    const standbys = join(dir, 'standby');
+    const fromStandby = await waitFor(() => {
+      const again = modes(join(dir, 'runs')).find((e) => e.dir && existsSync(join(e.path, 'stdout.log')) && readFileSync(join(e.path, 'stdout.log'), 'utf8') === 'again\n');
+      return again && !existsSync(join(again.path, 'run.sh')) ? again.path : null;
+    }, 30_000, 'the instance started from the standby');
+    // And the standby for the instance after it.
+    await waitFor(() => existsSync(standbys) && readdirSync(standbys).some((n) => existsSync(join(standbys, n, 'pid.json'))), 30_000, 'the next standby');
+    for (const f of ['manifest.json', 'pid.json', 'stdout.log', 'stderr.log', 'launched']) expect(readdirSync(fromStandby)).toContain(f);
+    expect(open(dir)).toEqual([]);
+  });
 });
 
 describe('an existing data dir left open', () => {
