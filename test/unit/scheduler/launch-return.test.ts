@@ -106,6 +106,17 @@ describe('job slots while launches are in flight', () => {
     expect(f.store.jobs.status(b.id)).toBe('PENDING');
   });
 
+  it('a recorded job holds its slot: with two job slots and one job running, one of two jobs posted is launched', async () => {
+    f = new Fixture({ options: { batchSlots: 2 } });
+    const a = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    const b = postJob(f.store, { command: 'work' }, f.now());
+    const c = postJob(f.store, { command: 'work' }, f.now());
+    await f.pass();
+    expect(submits()).toEqual([`job-${a.id}`, `job-${b.id}`]);
+    expect(f.store.jobs.status(c.id)).toBe('PENDING');
+  });
+
   it("a routine's launch in flight holds no job slot: a job posted meanwhile is launched", async () => {
     const { open } = held();
     f.define({ id: 'etl/load', cron: '0 * * * *' });
