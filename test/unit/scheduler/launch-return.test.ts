@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cancelJob, stopRoutine } from '../../../main/engine/ops/control.js';
 import { postJob } from '../../../main/engine/ops/jobs.js';
 import { moveRun } from '../../../main/engine/scheduler/moves.js';
+import { ManualClock } from '../../../main/engine/clock.js';
 import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
 import { TestBackend } from '../../helpers/test-backend.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -62,6 +63,24 @@ describe('jobs cancelled while their launches are in flight', () => {
     await passing;
     await waitFor(() => f.backend.cancelled().length === 2, 5000, 'both launched jobs to be stopped');
     expect(f.backend.cancelled().sort()).toEqual([`job-${a.id}`, `job-${b.id}`].sort());
+  });
+});
+
+describe('a launched run not yet seen running', () => {
+  it('a STARTING run whose launch is recorded is not sent again by later passes while it stays queued', async () => {
+    const clock = new ManualClock(T0);
+    f = new Fixture({ clock, backend: new TestBackend('local', { clock, startAs: 'queued' }) });
+    f.define({ id: 'etl/load', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const run = f.only('etl/load');
+    expect(run.status).toBe('STARTING');
+    f.advance(1000);
+    await f.pass();
+    f.advance(1000);
+    await f.pass();
+    expect(f.run(run.id).status).toBe('STARTING');
+    expect(f.backend.count('submit')).toBe(1);
   });
 });
 
