@@ -85,6 +85,16 @@ export interface NewJob {
   slurm?: SlurmOptions | null;
 }
 
+/**
+ * An older database opened read-only has no job_totals: its jobs are counted, one index range per
+ * status (the IN list is every status: the planner then seeks, not scans).
+ */
+const COUNT_KEPT_JOBS = `SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL') GROUP BY status`;
+
+function hasJobTotals(db: DB): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_totals'`).get() !== undefined;
+}
+
 export class JobStore {
   private readonly s;
   private readonly moves: CompareAndSet<JobPatch>;
@@ -105,8 +115,8 @@ export class JobStore {
       depStatuses: db.prepare(`SELECT d.depends_on AS id, j.status FROM job_deps d JOIN jobs j ON j.id = d.depends_on WHERE d.job_id = ?`),
       depsOf: db.prepare(`SELECT depends_on FROM job_deps WHERE job_id = ?`).pluck(),
       dependents: db.prepare(`SELECT job_id FROM job_deps WHERE depends_on = ?`).pluck(),
-      // One index range per status (the IN list is every status: the planner then seeks, not scans).
-      counts: db.prepare(`SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL') GROUP BY status`),
+      // Kept by triggers (job_totals, migration 10): seven rows, however many jobs are kept.
+      counts: hasJobTotals(db) ? db.prepare(`SELECT status, n FROM job_totals WHERE n > 0`) : db.prepare(COUNT_KEPT_JOBS),
     };
   }
 

@@ -402,6 +402,34 @@ INSERT INTO routine_latest (routine_id, scheduled_at, run_rowid, created_at, cre
     JOIN runs c ON c.rowid = (SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1);
 `,
   },
+  {
+    version: 10,
+    description: 'the number of jobs in each status kept as jobs are written: status and metrics read seven rows, not every kept job',
+    sql: `
+-- Counting jobs by status walked jobs_status over every job the retention keeps (30 days of them),
+-- at each status recount and each /metrics scrape. Kept by triggers, so every write of a job
+-- (insert, move, the retention's delete) keeps it true without each caller remembering to.
+-- A row per status the table's CHECK allows, so the triggers only ever update.
+CREATE TABLE job_totals (
+  status TEXT PRIMARY KEY,
+  n      INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO job_totals (status, n)
+  SELECT s.status, (SELECT COUNT(*) FROM jobs j WHERE j.status = s.status)
+  FROM (SELECT 'WAITING' AS status UNION ALL SELECT 'PENDING' UNION ALL SELECT 'FETCHED' UNION ALL SELECT 'RUNNING'
+        UNION ALL SELECT 'COMPLETED' UNION ALL SELECT 'ERROR' UNION ALL SELECT 'CANCEL') s;
+CREATE TRIGGER job_totals_insert AFTER INSERT ON jobs BEGIN
+  UPDATE job_totals SET n = n + 1 WHERE status = NEW.status;
+END;
+CREATE TRIGGER job_totals_move AFTER UPDATE OF status ON jobs WHEN NEW.status IS NOT OLD.status BEGIN
+  UPDATE job_totals SET n = n - 1 WHERE status = OLD.status;
+  UPDATE job_totals SET n = n + 1 WHERE status = NEW.status;
+END;
+CREATE TRIGGER job_totals_delete AFTER DELETE ON jobs BEGIN
+  UPDATE job_totals SET n = n - 1 WHERE status = OLD.status;
+END;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
