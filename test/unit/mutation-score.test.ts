@@ -1,6 +1,7 @@
 // The mutation bench's score (bench/mutation-score.ts): a mutant that broke the import counts as
 // killed; survivors some test ran, and mutants no test covers, count against the file.
 import { describe, expect, it } from 'vitest';
+import { narrowed } from '../../bench/mutation.js';
 import { goalFor, scoreFile, scoreReport, type ReportMutant } from '../../bench/mutation-score.js';
 
 let seq = 0;
@@ -44,5 +45,18 @@ describe('mutation score', () => {
       ['b.ts', 50],
     ]);
     expect(r.total).toMatchObject({ score: 66.7, killed: 2, survived: 1 });
+  });
+});
+
+describe('a narrowed mutation run', () => {
+  const report = { files: { 'main/engine/a.ts': { mutants: [] }, 'main/engine/b.ts': { mutants: [] }, 'main/engine/c.ts': { mutants: [] } } };
+
+  it('scores only the files it named, not what an earlier incremental run left in the report', () => {
+    expect(Object.keys(narrowed(report, 'main/engine/a.ts, main/engine/c.ts').files)).toEqual(['main/engine/a.ts', 'main/engine/c.ts']);
+  });
+
+  it('a glob, or no narrowing, keeps the whole report', () => {
+    expect(Object.keys(narrowed(report, 'main/engine/*.ts').files)).toHaveLength(3);
+    expect(Object.keys(narrowed(report, undefined).files)).toHaveLength(3);
   });
 });
