@@ -80,6 +80,7 @@ export function runDirsUnder(dataDir: string): Map<string, string> {
   const out = new Map<string, string>();
   const root = join(dataDir, 'runs');
   if (!existsSync(root)) return out;
-  for (const day of readdirSync(root)) for (const id of readdirSync(join(root, day))) out.set(id, join(root, day, id));
+  // Day directories only: runs/.waiters holds the waiter every job's run.sh links to.
+  for (const day of readdirSync(root).filter((d) => /^\d{4}-\d{2}-\d{2}$/.test(d))) for (const id of readdirSync(join(root, day))) out.set(id, join(root, day, id));
   return out;
 }
