@@ -138,4 +138,9 @@ function refuse(path: string, err: unknown): TendError {
   return new TendError('REFUSED', `cannot open database ${path}: ${(err as Error).message ?? String(err)}`);
 }
 
+/** Whether `name` is a table of this database: an older one opened read-only lacks later migrations' tables. */
+export function hasTable(db: DB, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
 export { LATEST_VERSION };

@@ -1,7 +1,7 @@
 import type { SlurmOptions } from '../domain/slurm.js';
 import type { JobRow, JobStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
-import type { DB } from './db.js';
+import { hasTable, type DB } from './db.js';
 
 interface JobRecord {
   id: number;
@@ -91,10 +91,6 @@ export interface NewJob {
  */
 const COUNT_KEPT_JOBS = `SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('WAITING', 'PENDING', 'FETCHED', 'RUNNING', 'COMPLETED', 'ERROR', 'CANCEL') GROUP BY status`;
 
-function hasJobTotals(db: DB): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_totals'`).get() !== undefined;
-}
-
 export class JobStore {
   private readonly s;
   private readonly moves: CompareAndSet<JobPatch>;
@@ -116,7 +112,7 @@ export class JobStore {
       depsOf: db.prepare(`SELECT depends_on FROM job_deps WHERE job_id = ?`).pluck(),
       dependents: db.prepare(`SELECT job_id FROM job_deps WHERE depends_on = ?`).pluck(),
       // Kept by triggers (job_totals, migration 10): seven rows, however many jobs are kept.
-      counts: hasJobTotals(db) ? db.prepare(`SELECT status, n FROM job_totals WHERE n > 0`) : db.prepare(COUNT_KEPT_JOBS),
+      counts: hasTable(db, 'job_totals') ? db.prepare(`SELECT status, n FROM job_totals WHERE n > 0`) : db.prepare(COUNT_KEPT_JOBS),
     };
   }
 

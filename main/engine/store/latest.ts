@@ -4,7 +4,7 @@
 // whose pages fill the page cache) as history grows.
 import type Database from 'better-sqlite3';
 import { writeAtCommit } from './after-commit.js';
-import type { DB } from './db.js';
+import { hasTable, type DB } from './db.js';
 import { MultiRow } from './multi-row.js';
 
 interface Inserted {
@@ -55,7 +55,7 @@ export class RoutineLatest {
    */
   newestRowid(order: 'runTime' | 'creation'): string {
     const seek = order === 'runTime' ? BY_RUN_TIME : BY_CREATION;
-    this.kept ??= this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'routine_latest'`).get() !== undefined;
+    this.kept ??= hasTable(this.db, 'routine_latest');
     if (!this.kept) return `(${seek})`;
     const column = order === 'runTime' ? 'run_rowid' : 'created_rowid';
     return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.${column} WHERE l.routine_id = d.id AND y.routine_id = d.id), (${seek}))`;

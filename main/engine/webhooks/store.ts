@@ -2,7 +2,7 @@
 // trouble, and the events cursor. Built on demand over a Store's connection, so that opening an
 // older database read-only (status, doctor) never fails on tables it does not have.
 import { writeTx } from '../store/busy.js';
-import type { DB } from '../store/db.js';
+import { hasTable, type DB } from '../store/db.js';
 
 export const WEBHOOK_EVENTS = ['error', 'delayed', 'restart', 'recover'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -97,7 +97,7 @@ const toDelivery = (r: DeliveryRecord): Delivery => ({
 
 /** True when the database has the webhook tables (schema version 2 or later). */
 export function hasWebhookTables(db: DB): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_deliveries'`).get() !== undefined;
+  return hasTable(db, 'webhook_deliveries');
 }
 
 export class WebhookStore {
