@@ -190,7 +190,7 @@ export function droppedNote(bytes: number | null): string {
  * over and everything it wrote has been read (or `signal` aborts). A follower is a poller too: it
  * keeps the cap (logcap.ts). Positions are stream offsets (bytes since the job began): after a
  * rotation the follower reads the part of `.1` it had not seen (the rotation record says where
- * `.1` lies in the stream), then `X.log` from its start; output the cap dropped before it was read
+ * `.1` lies in the stream), then `X.log` from the first byte it has not read; output the cap dropped before it was read
  * is marked with `droppedNote`.
  */
 export async function* followLog(runDir: string, stream: Stream, opts: FollowOptions = {}): AsyncGenerator<string> {
@@ -235,7 +235,9 @@ export async function* followLog(runDir: string, stream: Stream, opts: FollowOpt
       const text = note + decode(readRange(prev, from, Math.max(0, rec.kept - from)));
       gen = rec.gen;
       base = rec.end;
-      pos = 0;
+      // A collapse (logcap.ts) leaves the bytes past its block boundary at the start of X.log:
+      // those this follower had read already are skipped, not read again.
+      pos = Math.max(0, at - rec.end);
       return text;
     } finally {
       closeSync(prev);

@@ -121,6 +121,28 @@ describe('followLog', () => {
     expect(existsSync(join(spec.runDir, 'stdout.log.1'))).toBe(true);
   });
 
+  it('after a rotation that keeps bytes it had read already (a collapse at a block boundary), reads on from where it was', async () => {
+    // 400 lines (5,600 bytes) are written before the follower starts, so its tail has read them
+    // all; then its first look rotates: a collapse cuts the first 4,096 bytes and leaves the
+    // rest, already read, at the start of X.log. Nothing of it may come again.
+    const release = join(data.path, 'reread.release');
+    const script = `seq -f 'line %08g' 1 400; while [ ! -e "$1" ]; do sleep 0.01; done; seq -f 'line %08g' 401 500; echo END`;
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', script, 'sh', release], logCapBytes: 8192 });
+    await backend.submit(spec);
+    const log = join(spec.runDir, 'stdout.log');
+    await waitFor(() => existsSync(log) && statSync(log).size === 400 * LINE, 10_000, 'the first 400 lines');
+    let text = '';
+    const done = (async () => {
+      for await (const chunk of backend.followLog(spec.runDir, 'stdout', { intervalMs: 10, tailBytes: 1 << 20 })) text += chunk;
+    })();
+    await waitFor(() => existsSync(join(spec.runDir, 'stdout.log.1')), 10_000, 'a rotation');
+    writeFileSync(release, '');
+    await done;
+    const lines = text.split('\n').filter((l) => l !== '');
+    expect(lines.at(-1)).toBe('END');
+    expect(lines.slice(0, -1).map(lineNo)).toEqual(Array.from({ length: 500 }, (_, k) => k + 1));
+  });
+
   it('stops when aborted', async () => {
     const spec = makeSpec(data.path, { command: fixture('hang.sh') });
     const handle = await backend.submit(spec);
