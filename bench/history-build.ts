@@ -8,6 +8,7 @@ import { localComputer } from '../main/engine/domain/schema.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
 import { MIGRATIONS } from '../main/engine/store/migrations.js';
 import { Store } from '../main/engine/store/store.js';
+import { QUARTER_MS, RUN_DURATION_BOUNDS, RUN_TERMINAL } from '../main/engine/store/totals.js';
 
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
@@ -82,7 +83,7 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
     store.tx(() => {
       const from = Number(store.db.prepare(`SELECT MAX(rowid) FROM runs`).pluck().get());
       copyRuns.run({ h, off: h * HOUR, n: perHour });
-      // Inserted PENDING, then finished: the totals' trigger counts each as a daemon's would.
+      // Inserted PENDING, then finished, as a daemon writes them; counted at the end (recountTotals).
       finish.run({ from });
       copyEvents.run({ h, off: h * HOUR, last: lastEvent });
     });
@@ -91,9 +92,36 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
   // The copies above bypass the store's upkeep of each routine's newest run: the rows migration 9 seeds.
   const seed = MIGRATIONS.find((m) => m.version === 9)!.sql;
   store.tx(() => store.db.exec(`DELETE FROM routine_latest; ${seed.slice(seed.indexOf('INSERT INTO routine_latest'))}`));
+  // And its counting of finished runs (store/totals.ts): only the first hour was counted as it finished.
+  recountTotals(store);
   store.db.pragma('wal_checkpoint(TRUNCATE)');
   store.close();
   return hours * perHour;
+}
+
+const TERMINAL = `(${[...RUN_TERMINAL].map((t) => `'${t}'`).join(', ')})`;
+const BUCKETS = RUN_DURATION_BOUNDS.map((_, i) => `b${i}`).concat(`b${RUN_DURATION_BOUNDS.length}`);
+const bucketOf = (d: string) => `CASE ${RUN_DURATION_BOUNDS.map((b, i) => `WHEN ${d} <= ${b} THEN ${i}`).join(' ')} ELSE ${RUN_DURATION_BOUNDS.length} END`;
+
+/**
+ * The totals of finished runs (run_totals, run_duration_totals, run_quarter_totals) counted again
+ * from the runs, as store/totals.ts counts each as it finishes: what the routes and /metrics read.
+ */
+export function recountTotals(store: Store): void {
+  store.tx(() =>
+    store.db.exec(`DELETE FROM run_totals; DELETE FROM run_duration_totals; DELETE FROM run_quarter_totals;
+      INSERT INTO run_totals (routine_id, kind, status, n, last_ended_at)
+        SELECT routine_id, kind, status, COUNT(*), MAX(CASE WHEN status = 'COMPLETED' THEN ended_at END) FROM runs
+        WHERE status IN ${TERMINAL} GROUP BY routine_id, kind, status;
+      INSERT INTO run_duration_totals (routine_id, ${BUCKETS.join(', ')}, sum, n)
+        SELECT routine_id, ${BUCKETS.map((_, i) => `SUM(bk = ${i})`).join(', ')}, SUM(d), COUNT(*) FROM (
+          SELECT routine_id, d, ${bucketOf('d')} AS bk FROM (
+            SELECT routine_id, MAX(0, ended_at - started_at) / 1000.0 AS d FROM runs
+            WHERE status IN ${TERMINAL} AND kind = 'batch' AND started_at IS NOT NULL AND ended_at IS NOT NULL))
+        GROUP BY routine_id;
+      INSERT INTO run_quarter_totals (quarter, status, n)
+        SELECT created_at / ${QUARTER_MS}, status, COUNT(*) FROM runs WHERE status IN ${TERMINAL} GROUP BY created_at / ${QUARTER_MS}, status;`),
+  );
 }
 
 /** Bumped whenever what buildHistory writes changes: a cached build of another version is rebuilt. */
@@ -122,17 +150,29 @@ export function buildHistoryCached(dir: string, now: number, days: number, cache
   if (!cacheDir) return build(dir);
   const slot = join(cacheDir, `history-${days}d-v${BUILD_VERSION}`);
   const metaFile = join(slot, 'built.json');
-  let meta: (Built & { builtAt: number }) | null = null;
+  let meta: (Built & { builtAt: number; totalsRecounted?: boolean }) | null = null;
   try {
-    meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Built & { builtAt: number };
+    meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Built & { builtAt: number; totalsRecounted?: boolean };
   } catch {
     // Nothing cached yet.
   }
   if (!meta || !existsSync(join(slot, 'tend.db')) || now - meta.builtAt > maxAgeHours * 3_600_000 || now < meta.builtAt) {
     rmSync(slot, { recursive: true, force: true });
     const built = build(slot);
-    writeFileSync(metaFile, `${JSON.stringify({ ...built, builtAt: now })}\n`);
-    meta = { ...built, builtAt: now };
+    meta = { ...built, builtAt: now, totalsRecounted: true };
+    writeFileSync(metaFile, `${JSON.stringify(meta)}\n`);
+  }
+  if (!meta.totalsRecounted) {
+    // Built before the build recounted its totals: counted again once, in place (seconds, not a rebuild).
+    const store = Store.open(join(slot, 'tend.db'));
+    try {
+      recountTotals(store);
+      store.db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      store.close();
+    }
+    meta = { ...meta, totalsRecounted: true };
+    writeFileSync(metaFile, `${JSON.stringify(meta)}\n`);
   }
   mkdirSync(dir, { recursive: true });
   copyFileSync(join(slot, 'tend.db'), join(dir, 'tend.db'));

@@ -1,8 +1,9 @@
 // The data dirs of `npm run bench history` (bench/history-build.ts), two hours of them: the run-now
 // routine is this computer's (the daemon runs it itself; the scheduled ones are another computer's),
 // and the runs the build copies in SQL still have each routine's newest run kept (routine_latest)
-// as the store would have kept it, in a fresh build and in a copy of a cached one.
-import { mkdtempSync, rmSync } from 'node:fs';
+// as the store would have kept it, in a fresh build and in a copy of a cached one; so are the totals
+// of finished runs (store/totals.ts) the routes and /metrics read, which the copies would skip.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -34,6 +35,26 @@ function stale(file: string): string[] {
   }
 }
 
+/** Where the kept totals of finished runs differ from a count of the runs (empty: none). */
+function miscounted(file: string): Record<string, unknown[]> {
+  const store = Store.open(file);
+  const terminal = `status IN ('COMPLETED', 'ERROR', 'CANCELLED', 'EXITED', 'STOPPED')`;
+  try {
+    const differ = (sql: string) => store.db.prepare(sql).all();
+    return {
+      outcomes: differ(`SELECT * FROM (SELECT routine_id, kind, status, COUNT(*) AS n, MAX(CASE WHEN status = 'COMPLETED' THEN ended_at END) AS last FROM runs WHERE ${terminal} GROUP BY 1, 2, 3) c
+        FULL JOIN run_totals t USING (routine_id, kind, status) WHERE c.n IS NOT t.n OR c.last IS NOT t.last_ended_at`),
+      durations: differ(`SELECT * FROM (SELECT routine_id, COUNT(*) AS n, SUM(MAX(0, ended_at - started_at) / 1000.0) AS sum FROM runs
+          WHERE ${terminal} AND kind = 'batch' AND started_at IS NOT NULL AND ended_at IS NOT NULL GROUP BY 1) c
+        FULL JOIN run_duration_totals t USING (routine_id) WHERE c.n IS NOT t.n OR abs(c.sum - t.sum) > 1e-6`),
+      quarters: differ(`SELECT * FROM (SELECT created_at / 900000 AS quarter, status, COUNT(*) AS n FROM runs WHERE ${terminal} GROUP BY 1, 2) c
+        FULL JOIN run_quarter_totals t USING (quarter, status) WHERE c.n IS NOT t.n`),
+    };
+  } finally {
+    store.close();
+  }
+}
+
 function routineIds(file: string): string[] {
   const store = Store.open(file);
   try {
@@ -43,7 +64,7 @@ function routineIds(file: string): string[] {
   }
 }
 
-it('builds two hours of history with the run-now routine on this computer and every routine newest run kept, fresh and copied from the cache', () => {
+it('builds two hours of history with the run-now routine on this computer and every routine newest run kept and the finished runs counted, fresh and copied from the cache', () => {
   expect(BY_HAND).toBe(`${localComputer()}:by-hand`);
   const root = mkdtempSync(join(tmpdir(), 'tend-bench-build-'));
   dirs.push(root);
@@ -52,6 +73,14 @@ it('builds two hours of history with the run-now routine on this computer and ev
   const days = 2 / 24;
   const first = buildHistoryCached(join(root, 'first'), now, days, join(root, 'cache'), 6);
   expect(first).toMatchObject({ runs: 36_000, cachedAgeMinutes: 0 });
+  // As a cache built before the build counted its finished runs: counted once, as it is copied.
+  const slot = join(root, 'cache', readdirSync(join(root, 'cache'))[0]!);
+  const { totalsRecounted, ...before } = JSON.parse(readFileSync(join(slot, 'built.json'), 'utf8')) as Record<string, unknown>;
+  expect(totalsRecounted).toBe(true);
+  writeFileSync(join(slot, 'built.json'), JSON.stringify(before));
+  const cached = Store.open(join(slot, 'tend.db'));
+  cached.db.exec(`DELETE FROM run_totals; DELETE FROM run_duration_totals; DELETE FROM run_quarter_totals`);
+  cached.close();
   const copy = buildHistoryCached(join(root, 'copy'), now + 60_000, days, join(root, 'cache'), 6);
   expect(copy).toMatchObject({ runs: 36_000, cachedAgeMinutes: 1 });
   for (const dir of ['first', 'copy']) {
@@ -59,5 +88,6 @@ it('builds two hours of history with the run-now routine on this computer and ev
     expect(routineIds(file)).toContain(BY_HAND);
     expect(routineIds(file).filter((id) => id.endsWith(':by-hand'))).toEqual([BY_HAND]);
     expect(stale(file)).toEqual([]);
+    expect(miscounted(file)).toEqual({ outcomes: [], durations: [], quarters: [] });
   }
 }, 120_000);
