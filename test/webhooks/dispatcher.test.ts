@@ -196,6 +196,29 @@ describe('notices', () => {
     expect(r.requests[1]!.body).toMatchObject({ event: 'recover', run: { id: second.id, status: 'RUNNING' } });
   });
 
+  it('with no receiver left, a scan drops the troubles it kept and, from then on, opens no write transaction', async () => {
+    const { r } = await feedRestartedOnce();
+    expect(wh().trouble(full('feed'))).not.toBeNull();
+    for (const h of wh().hooks()) removeWebhook(f.store, h.id, f.now());
+    let writes = 0;
+    const tx = f.store.tx.bind(f.store);
+    f.store.tx = (fn) => {
+      writes++;
+      return tx(fn);
+    };
+    d!.scan();
+    expect(wh().trouble(full('feed'))).toBeNull();
+    writes = 0;
+    for (let i = 0; i < 5; i++) d!.scan();
+    expect(writes).toBe(0);
+    // A receiver added later hears nothing of the old trouble once the new instance is up.
+    hook({ url: r.url, routine: full('feed') });
+    f.advance(11 * SEC);
+    await f.pass();
+    d!.scan();
+    expect(r.requests.length).toBe(1);
+  });
+
   it('a crash loop → error (after the restarts)', async () => {
     f = new Fixture();
     f.define({ id: 'feed', realtime: true, command: 'collector' });

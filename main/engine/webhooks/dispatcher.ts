@@ -70,6 +70,7 @@ export class WebhookDispatcher {
   private dueTimer: NodeJS.Timeout | null = null;
   private soon = false;
   private prunedAt = -Infinity;
+  private tickedAt = -Infinity;
   private readonly onBus = () => this.nudge();
 
   constructor(
@@ -85,7 +86,10 @@ export class WebhookDispatcher {
     this.started = true;
     this.deps.bus?.on('event', this.onBus);
     this.deps.bus?.on('pass', this.onBus);
-    this.tickTimer = setInterval(() => this.tick(), this.opts.pollMs);
+    // The poll is for events other processes write; a tick the pass's nudge just made covers it.
+    this.tickTimer = setInterval(() => {
+      if (performance.now() - this.tickedAt >= this.opts.pollMs / 2) this.tick();
+    }, this.opts.pollMs);
     this.tickTimer.unref();
     this.nudge();
   }
@@ -120,6 +124,7 @@ export class WebhookDispatcher {
 
   private tick(): void {
     if (this.stopped) return;
+    this.tickedAt = performance.now();
     try {
       this.scan();
       this.pump();
@@ -140,9 +145,13 @@ export class WebhookDispatcher {
     // API calls, never in one block: what is left goes on at the next turn of the event loop.
     // No receiver: nothing to notify, so a backlog is skipped rather than read (a receiver hears
     // about what happens from when it is added, as after the upgrade that brought webhooks).
+    // Nor is there a recovery to announce: old troubles are dropped, and an idle daemon opens no
+    // write transaction here each tick.
     if (wh.hooks().length === 0) {
       const last = store.events.lastId();
       if (last > wh.cursor()) store.tx(() => wh.setCursor(last));
+      if (wh.troubles().length > 0) store.tx(() => wh.clearTroubles());
+      return 0;
     }
     for (let read = 0; ; ) {
       if (read >= SCAN_SLICE) {
@@ -162,9 +171,10 @@ export class WebhookDispatcher {
       });
       if (rows.length < 500) break;
     }
-    store.tx(() => {
-      for (const n of stableRecoveries(store, wh, this.deps.now())) queued += this.enqueue(wh, n, logs);
-    });
+    if (wh.troubles().length > 0)
+      store.tx(() => {
+        for (const n of stableRecoveries(store, wh, this.deps.now())) queued += this.enqueue(wh, n, logs);
+      });
     for (const l of logs) this.safeLog(l);
     return queued;
   }

@@ -129,6 +129,7 @@ export class WebhookStore {
       setTrouble: db.prepare(`INSERT INTO webhook_trouble (routine_id, event, run_id, since) VALUES (?, ?, ?, ?)
         ON CONFLICT (routine_id) DO UPDATE SET event = excluded.event, run_id = excluded.run_id`),
       clearTrouble: db.prepare(`DELETE FROM webhook_trouble WHERE routine_id = ?`),
+      clearTroubles: db.prepare(`DELETE FROM webhook_trouble`),
       cursor: db.prepare(`SELECT value FROM meta WHERE key = 'webhooks_cursor'`).pluck(),
       setCursor: db.prepare(`INSERT INTO meta (key, value) VALUES ('webhooks_cursor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
     };
@@ -225,6 +226,10 @@ export class WebhookStore {
 
   clearTrouble(routineId: string): void {
     this.s.clearTrouble.run(routineId);
+  }
+
+  clearTroubles(): void {
+    this.s.clearTroubles.run();
   }
 
   cursor(): number {
