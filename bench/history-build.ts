@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { localComputer } from '../main/engine/domain/schema.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
-import { MIGRATIONS } from '../main/engine/store/migrations.js';
+import { BY_RUN_TIME_OF_LAST_CYCLE } from '../main/engine/store/latest.js';
 import { Store } from '../main/engine/store/store.js';
 import { QUARTER_MS, RUN_DURATION_BOUNDS, RUN_TERMINAL } from '../main/engine/store/totals.js';
 
@@ -89,9 +89,14 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
     });
     if (h % 24 === 0) progress(`${h * perHour} runs (${Math.round((performance.now() - t0) / 1000)} s)`);
   }
-  // The copies above bypass the store's upkeep of each routine's newest run: the rows migration 9 seeds.
-  const seed = MIGRATIONS.find((m) => m.version === 9)!.sql;
-  store.tx(() => store.db.exec(`DELETE FROM routine_latest; ${seed.slice(seed.indexOf('INSERT INTO routine_latest'))}`));
+  // The copies above bypass the store's upkeep of each routine's newest run: sought as a routine
+  // without a kept row is (one time zone here, so its last cycle holds its newest run).
+  store.tx(() =>
+    store.db.exec(`DELETE FROM routine_latest; INSERT INTO routine_latest (routine_id, scheduled_at, run_rowid, created_at, created_rowid)
+      SELECT d.id, s.scheduled_at, s.rowid, c.created_at, c.rowid FROM routines d
+        JOIN runs s ON s.rowid = (${BY_RUN_TIME_OF_LAST_CYCLE('d.id')})
+        JOIN runs c ON c.rowid = (SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1)`),
+  );
   // And its counting of finished runs (store/totals.ts): only the first hour was counted as it finished.
   recountTotals(store);
   store.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -7,8 +7,7 @@ import { action, cliSettings, dataDirPath, usage, withStore } from '../io.js';
 function externalLog(store: Store, run: RunRow): string | null {
   if (!store.routines.get(run.routineId)?.external) return null;
   const lines = store.events
-    .forRoutine(run.routineId, 10_000)
-    .filter((e) => e.type === 'external:log' && e.runId === run.id)
+    .externalLog(run.routineId, run.id, 10_000)
     .reverse()
     .map((e) => `${new Date(e.at).toISOString()} ${e.message}\n`);
   return lines.join('');

@@ -143,4 +143,9 @@ export function hasTable(db: DB, name: string): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 }
 
+/** Whether `name` is an index of this database (an older one opened read-only has the indexes of its own version). */
+export function hasIndex(db: DB, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name) !== undefined;
+}
+
 export { LATEST_VERSION };

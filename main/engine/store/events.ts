@@ -1,6 +1,7 @@
 import { eventProblems, specOf, type EventData, type EventType } from '../events/catalogue.js';
 import { afterCommit, writeAtCommit } from './after-commit.js';
-import type { DB } from './db.js';
+import type Database from 'better-sqlite3';
+import { hasIndex, type DB } from './db.js';
 import { MultiRow } from './multi-row.js';
 
 interface Pending {
@@ -88,7 +89,6 @@ export class EventStore {
     this.s = {
       after: db.prepare(`SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       lastId: db.prepare(`SELECT COALESCE(MAX(id), 0) FROM events`).pluck(),
-      forRoutine: db.prepare(`SELECT * FROM events WHERE routine_id = ? ORDER BY id DESC LIMIT ?`),
       recent: db.prepare(`SELECT * FROM events ORDER BY id DESC LIMIT ?`),
     };
   }
@@ -150,8 +150,18 @@ export class EventStore {
     return Number(this.s.lastId.get());
   }
 
-  forRoutine(routineId: string, limit = 100): EventRow[] {
-    return (this.s.forRoutine.all(routineId, limit) as EventRecord[]).map(toEvent);
+  private runLog: Database.Statement | undefined;
+
+  /**
+   * The lines an external run sent (`tend report … log`), the newest `limit`, newest first: through
+   * events_external_log (migration 11); an older database opened read-only reads its routine's newest
+   * events through events_routine, as before.
+   */
+  externalLog(routineId: string, runId: string, limit: number): EventRow[] {
+    this.runLog ??= hasIndex(this.db, 'events_external_log')
+      ? this.db.prepare(`SELECT * FROM events WHERE run_id = @runId AND type = 'external:log' ORDER BY id DESC LIMIT @limit`)
+      : this.db.prepare(`SELECT * FROM (SELECT * FROM events WHERE routine_id = @routineId ORDER BY id DESC LIMIT @limit) WHERE run_id = @runId AND type = 'external:log'`);
+    return (this.runLog.all({ routineId, runId, limit }) as EventRecord[]).map(toEvent);
   }
 
   recent(limit = 100): EventRow[] {

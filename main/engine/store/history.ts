@@ -1,11 +1,12 @@
 // What the history retention reads and removes: finished runs and jobs created before a cutoff
-// (never the latest run of a routine, never a job another job still depends on), old events and
+// (never the latest run of a routine by run time, the one routine_latest names, never a job another job still depends on), old events and
 // commands, and reports of items no longer in flight. What the metrics count of a run was added to
 // the totals when it finished (triggers of migration 5), so removing it changes no counter.
 import { BATCH_JOB_TERMINAL } from '../lifecycle/batch-job.js';
 import { BATCH_RUN_TERMINAL } from '../lifecycle/batch-run.js';
 import { REALTIME_RUN_TERMINAL } from '../lifecycle/realtime-run.js';
 import type { DB } from './db.js';
+import { BY_RUN_TIME_OF_LAST_CYCLE } from './latest.js';
 import { QUARTER_MS } from './totals.js';
 
 const RUN_TERMINAL = [...new Set<string>([...BATCH_RUN_TERMINAL, ...REALTIME_RUN_TERMINAL])];
@@ -15,7 +16,7 @@ function prepare(db: DB) {
   return {
     oldRuns: db.prepare(`SELECT r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.started_at, r.ended_at FROM runs r
       WHERE r.created_at < @cutoff AND COALESCE(r.ended_at, r.created_at) < @cutoff AND r.status IN (${inList(RUN_TERMINAL)})
-        AND r.rowid <> (SELECT x.rowid FROM runs x WHERE x.routine_id = r.routine_id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1)
+        AND r.rowid IS NOT COALESCE((SELECT l.run_rowid FROM routine_latest l WHERE l.routine_id = r.routine_id), (${BY_RUN_TIME_OF_LAST_CYCLE('r.routine_id')}))
       ORDER BY r.created_at LIMIT @limit`),
     deleteRun: db.prepare(`DELETE FROM runs WHERE id = ?`),
     oldJobs: db.prepare(`SELECT id, backend, run_dir FROM jobs

@@ -1,7 +1,8 @@
 // The newest run of each routine (routine_latest, migration 9), by run time and by creation, written
 // as runs are inserted: the routine list and the metrics read one row per routine instead of seeking
 // each routine's newest run through runs_routine / runs_routine_created, whose paths deepen (and
-// whose pages fill the page cache) as history grows.
+// whose pages fill the page cache) as history grows. Since migration 11 it is the only way to the
+// newest run by run time (runs_routine is gone): it holds a row for every routine with runs.
 import type Database from 'better-sqlite3';
 import { writeAtCommit } from './after-commit.js';
 import { hasTable, type DB } from './db.js';
@@ -14,9 +15,21 @@ interface Inserted {
   rowid: number;
 }
 
-/** The seeks the kept rows replace (`d` is the routine): also what a routine without one is answered by. */
+/** The seeks the kept rows replace (`d` is the routine): what an older database without them (opened read-only) is answered by. */
 const BY_RUN_TIME = `SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1`;
 const BY_CREATION = `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1`;
+/**
+ * A routine without a kept row, or whose row names a run removed since (neither happens to rows
+ * the store writes: every routine with runs has one, and the retention keeps the run it names by run
+ * time), is answered without an index of run time: the newest run of its latest cycle, read through
+ * runs_routine_cycle (its order: ties on run time by creation, then rowid). The same as BY_RUN_TIME
+ * unless the routine's time zone changed to put a later run on an earlier day, or two of its runs
+ * were created in the same millisecond for the same run time.
+ */
+export const BY_RUN_TIME_OF_LAST_CYCLE = (routine: string) =>
+  `SELECT x.rowid FROM runs x INDEXED BY runs_routine_cycle WHERE x.routine_id = ${routine}
+    AND x.cycle = (SELECT z.cycle FROM runs z INDEXED BY runs_routine_cycle WHERE z.routine_id = ${routine} ORDER BY z.cycle DESC LIMIT 1)
+    ORDER BY x.scheduled_at DESC, x.created_at DESC, x.rowid DESC LIMIT 1`;
 
 const newer = (at: string, rowid: string) => `excluded.${at} > ${at} OR (excluded.${at} = ${at} AND excluded.${rowid} > ${rowid})`;
 
@@ -49,14 +62,14 @@ export class RoutineLatest {
 
   /**
    * The rowid of routine `d`'s newest run (an SQL expression): the kept row's, checked against the
-   * run it names. A routine without one (removed before the upgrade and added again), or whose row
-   * names a run removed since, is sought as before; so is every routine of an older database opened
-   * read-only, which has no routine_latest.
+   * run it names. A routine without one, or whose row names a run removed since, is sought (by run
+   * time, BY_RUN_TIME_OF_LAST_CYCLE); every routine of an older database opened read-only, which has
+   * no routine_latest, as before.
    */
   newestRowid(order: 'runTime' | 'creation'): string {
-    const seek = order === 'runTime' ? BY_RUN_TIME : BY_CREATION;
     this.kept ??= hasTable(this.db, 'routine_latest');
-    if (!this.kept) return `(${seek})`;
+    if (!this.kept) return `(${order === 'runTime' ? BY_RUN_TIME : BY_CREATION})`;
+    const seek = order === 'runTime' ? BY_RUN_TIME_OF_LAST_CYCLE('d.id') : BY_CREATION;
     const column = order === 'runTime' ? 'run_rowid' : 'created_rowid';
     return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.${column} WHERE l.routine_id = d.id AND y.routine_id = d.id), (${seek}))`;
   }
@@ -64,6 +77,11 @@ export class RoutineLatest {
   /** Every defined routine's newest run by run time. */
   perRoutine(): Database.Statement {
     return this.prepared(`SELECT r.* FROM routines d JOIN runs r ON r.rowid = ${this.newestRowid('runTime')}`);
+  }
+
+  /** One routine's newest run by run time (bind its id). */
+  ofRoutine(): Database.Statement {
+    return this.prepared(`SELECT r.* FROM (SELECT ? AS id) d JOIN runs r ON r.rowid = ${this.newestRowid('runTime')}`);
   }
 
   /** Every defined routine's kind, trigger state and the status of its newest run by creation (null before any). */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
-import type { DB } from './db.js';
+import { hasIndex, type DB } from './db.js';
 import { writeTx } from './busy.js';
 import { RoutineLatest } from './latest.js';
 import { QUARTER_MS, RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
@@ -76,7 +76,8 @@ const ACTIVE = `('PENDING', 'DELAYED', 'STARTING', 'RUNNING')`;
  * spells as it does). The two parts are disjoint by creation time.
  */
 const CARRIED_WINDOW_MS = 600_000;
-const ENDED_SINCE_CREATED_BEFORE = `SELECT rowid AS rid, * FROM runs INDEXED BY runs_created_status
+/** `byCreation`: runs_created (migration 11), or runs_created_status in an older database opened read-only. */
+const endedSinceCreatedBefore = (byCreation: string) => `SELECT rowid AS rid, * FROM runs INDEXED BY ${byCreation}
             WHERE created_at >= @from - ${CARRIED_WINDOW_MS} AND created_at < @from AND ended_at >= @from AND status NOT IN ${ACTIVE}
           UNION ALL SELECT rowid AS rid, * FROM runs INDEXED BY runs_long
             WHERE ended_at - created_at > ${CARRIED_WINDOW_MS} AND ended_at >= @from AND created_at < @from - ${CARRIED_WINDOW_MS} AND status NOT IN ${ACTIVE}`;
@@ -113,9 +114,6 @@ export class RunStore {
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
       latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
-      // latestPerRoutine (the Today page, one statement for every routine) reads the same per routine
-      // from routine_latest (store/latest.ts).
-      latestScheduled: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY scheduled_at DESC, rowid DESC LIMIT 1`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
       // since, still open (runs_routine_active), and created before but ended since (runs_ended).
@@ -139,17 +137,19 @@ export class RunStore {
 
   /** Prepared on first use: a read-only open of an older database has no runs_long index. */
   private get carry() {
-    return (this.carried ??= {
+    if (this.carried) return this.carried;
+    const endedSince = endedSinceCreatedBefore(hasIndex(this.db, 'runs_created') ? 'runs_created' : 'runs_created_status');
+    return (this.carried = {
       since: this.db.prepare(`SELECT * FROM (
           SELECT rowid AS rid, * FROM runs WHERE created_at >= @from
           UNION ALL SELECT rowid AS rid, * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} AND created_at < @from
-          UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
+          UNION ALL ${endedSince})
         ORDER BY created_at, rid`),
       // A day's runs a page at a time: created in the day, in creation order, after a cursor. The
       // first page also carries the runs created before the day that were open or ended in it.
       dayCarried: this.db.prepare(`SELECT * FROM (
           SELECT rowid AS rid, * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} AND created_at < @from
-          UNION ALL ${ENDED_SINCE_CREATED_BEFORE})
+          UNION ALL ${endedSince})
         ORDER BY created_at, rid`),
     });
   }
@@ -191,9 +191,9 @@ export class RunStore {
     return r ? toRun(r) : null;
   }
 
-  /** The newest run of a routine by scheduled time (the instance the Today page shows). */
+  /** The newest run of a routine by scheduled time (the instance the Today page shows), kept in routine_latest as latestPerRoutine's. */
   latestScheduled(routineId: string): RunRow | null {
-    const r = this.s.latestScheduled.get(routineId) as RunRecord | undefined;
+    const r = this.newest.ofRoutine().get(routineId) as RunRecord | undefined;
     return r ? toRun(r) : null;
   }
 

@@ -114,6 +114,8 @@ beforeAll(async () => {
   mcpWorkers(store, now, DEFAULT_SETTINGS.workerOfflineMs);
   mcpJobs(store, { limit: 10 });
   whatIsWaiting(store, dir, now);
+  // What `tend logs` reads of an external run.
+  store.events.externalLog(id('batch/a'), 'nope', 10);
   store.pool.enqueue('bob@gpu', 'start', { runId: 'x' }, now, DEFAULT_SETTINGS.commandTtlMs);
   store.pool.fetch('bob@gpu', now);
   clock.advance(3 * 24 * 60 * MIN);
@@ -147,7 +149,7 @@ function plan(sql: string): string[] {
 describe('query plans', () => {
   it('recorded the statements of the pass, the API, metrics, MCP, doctor, status and retention', () => {
     const all = [...seen].join('\n');
-    for (const fragment of ['INDEXED BY runs_routine_active', 'UPDATE runs SET', 'FROM run_totals', 'DELETE FROM runs', 'SELECT status, COUNT(*) AS n FROM runs', 'FROM commands', 'UNION ALL', 'FROM jobs', 'FROM routine_latest l JOIN runs y', 'INSERT INTO routine_latest']) {
+    for (const fragment of ["type = 'external:log'", 'INDEXED BY runs_routine_active', 'UPDATE runs SET', 'FROM run_totals', 'DELETE FROM runs', 'SELECT status, COUNT(*) AS n FROM runs', 'FROM commands', 'UNION ALL', 'FROM jobs', 'FROM routine_latest l JOIN runs y', 'INSERT INTO routine_latest']) {
       expect(all).toContain(fragment);
     }
     if (process.env.TEND_SHOW_PLANS) for (const sql of seen) if (/FROM runs/.test(sql)) console.log(`${sql.replace(/\s+/g, ' ')}\n  ${plan(sql).join('\n  ')}`);

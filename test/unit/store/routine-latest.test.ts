@@ -113,8 +113,35 @@ describe('routine_latest', () => {
     before.close();
     const store = Store.open(file);
     const rowid = (id: string) => store.db.prepare(`SELECT rowid FROM runs WHERE id = ?`).pluck().get(id) as number;
-    expect(kept(store)).toEqual({ [A]: [rowid('a2'), rowid('a0')], [B]: [rowid('b1'), rowid('b1')] });
+    // The removed routine's row is migration 11's (below).
+    expect(kept(store)).toEqual({ [A]: [rowid('a2'), rowid('a0')], [B]: [rowid('b1'), rowid('b1')], 'me@h:removed': [rowid('gone1'), rowid('gone1')] });
     expect(read(store)).toEqual({ [A]: { runTime: 'a2', creation: 'a0' }, [B]: { runTime: 'b1', creation: 'b1' } });
+    store.close();
+  });
+
+  it("migration 11 keeps a row for every routine with runs, a removed one's too: with runs_routine gone, the newest run by run time is read from it and the retention keeps it", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tend-latest-'));
+    dirs.push(dir);
+    const file = join(dir, 'tend.db');
+    const before = openDb(file, { migrations: MIGRATIONS.filter((m) => m.version < 11) });
+    const old = new Store(before);
+    define(old, A);
+    old.runs.insert(run('a1', A, 100, 100));
+    // Runs of a routine removed before migration 9, which seeded only the routines defined.
+    const insert = before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, 'me@h:removed', 'batch', ?, ?, 'COMPLETED', ?)`);
+    for (const [id, cycle, at, created] of [['g1', '2026-01-04', 100, 100], ['g2', '2026-01-05', 200, 200], ['g0', '2026-01-03', 50, 300]] as const) insert.run(id, cycle, at, created);
+    before.prepare(`DELETE FROM routine_latest WHERE routine_id = 'me@h:removed'`).run();
+    before.close();
+    const store = Store.open(file);
+    const rowid = (id: string) => store.db.prepare(`SELECT rowid FROM runs WHERE id = ?`).pluck().get(id) as number;
+    expect(kept(store)).toEqual({ [A]: [rowid('a1'), rowid('a1')], 'me@h:removed': [rowid('g2'), rowid('g0')] });
+    const indexes = store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('runs_routine', 'runs_created_status', 'events_routine')`).pluck().all();
+    expect(indexes).toEqual([]);
+    expect(store.runs.latestScheduled('me@h:removed')?.id).toBe('g2');
+    expect(store.runs.latestScheduled(A)?.id).toBe('a1');
+    expect(store.runs.latestScheduled('me@h:never')).toBeNull();
+    // Every finished run is old enough to go, but each routine's newest by run time stays.
+    expect(store.history.oldRuns(10_000, 100).map((r) => r.id).sort()).toEqual(['g0', 'g1']);
     store.close();
   });
 });
