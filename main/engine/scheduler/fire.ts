@@ -1,4 +1,6 @@
 // Due triggers become runs. Cost follows the due work: one indexed query, nothing per idle routine.
+// Firing moves the triggers and says which runs they create; the caller writes those runs in the
+// same transaction, each once, as it starts (claimed at once) or waits (submit.ts).
 import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { newRun } from '../domain/run.js';
@@ -12,30 +14,52 @@ const DUE_BATCH = 5000;
 const CATCH_UP_SPACING_MS = 500;
 const CATCH_UP_WINDOW_MS = 60_000;
 
-export function fireDue(ctx: Ctx, now: number): number {
-  return ctx.events.tx(() => {
-    // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
-    // `at` is due at once) must be fired as it is now, not disarmed as unknown.
-    ctx.defs.refresh(ctx.store);
-    let fired = 0;
-    const catchUp = { count: 0 };
-    for (const t of ctx.store.routines.dueTriggers(now, DUE_BATCH)) {
-      try {
-        fired += fireOne(ctx, t, now, catchUp);
-      } catch (err) {
-        ctx.events.log({ type: 'trigger:fault', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
-      }
-    }
-    return fired;
-  });
+/** The triggers due now (a read: it changes nothing, so a caller may look before it fires). */
+export function dueTriggers(ctx: Ctx, now: number): TriggerRow[] {
+  return ctx.store.routines.dueTriggers(now, DUE_BATCH);
 }
 
-function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }): number {
+/**
+ * Inside the caller's write transaction: take each due trigger and return the runs it creates, in
+ * firing order, unwritten (the caller writes them before the transaction ends). Reads first and
+ * writes only per trigger, each trigger's fault an event: once it has written, it does not throw.
+ */
+export function fireDue(ctx: Ctx, now: number): RunRow[] {
+  // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
+  // `at` is due at once) must be fired as it is now, not disarmed as unknown.
+  ctx.defs.refresh(ctx.store);
+  const runs: RunRow[] = [];
+  const catchUp = { count: 0 };
+  for (const t of dueTriggers(ctx, now)) {
+    try {
+      fireOne(ctx, t, now, catchUp, runs);
+    } catch (err) {
+      ctx.events.log({ type: 'trigger:fault', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
+    }
+  }
+  return runs;
+}
+
+/**
+ * The runs the due triggers would create if fired now, as far as can be told without firing (no
+ * misfire policy applied, no overlap checked): the backends the submit phase asks for health.
+ */
+export function dueRuns(ctx: Ctx, due: readonly TriggerRow[], now: number): RunRow[] {
+  const out: RunRow[] = [];
+  for (const t of due) {
+    const def = ctx.defs.byId.get(t.routineId);
+    // Named for its routine: a look ahead needs no run id of its own.
+    if (def?.kind === 'batch' && def.timing && t.nextRunAt !== null) out.push(newRun(def, t.nextRunAt, now, { id: `due:${def.id}` }));
+  }
+  return out;
+}
+
+function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }, runs: RunRow[]): void {
   const def = ctx.defs.byId.get(t.routineId);
   if (!def || def.kind !== 'batch' || !def.timing) {
     // Nothing to run at this time: take it, arming nothing.
     moveTrigger(ctx.store, t, 'fire', { nextRunAt: null }, now);
-    return 0;
+    return;
   }
   const first = t.nextRunAt!;
   let instants = [first];
@@ -58,18 +82,15 @@ function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number 
   // a trigger write when the run succeeds (finalize resets only what was set).
   if (t.firstDueAt === null && def.retry.delayMs > 0) next.firstDueAt = instants[0] ?? null;
   // Only the mover that took the due time creates its runs.
-  if (!moveTrigger(ctx.store, t, event, next, now)) return 0;
+  if (!moveTrigger(ctx.store, t, event, next, now)) return;
 
-  let created = 0;
   const replay = instants.length > 1;
   for (const at of instants) {
     if (!replay && !overlapAllows(ctx, def, at)) continue;
     // After a sleep or downtime, spread the catch-up starts instead of launching all at once.
     const notBefore = late ? now + Math.min(catchUp.count++ * CATCH_UP_SPACING_MS, CATCH_UP_WINDOW_MS) : null;
-    createRun(ctx, def, at, now, { attempt: 1, manual: false, notBefore: notBefore === now ? null : notBefore });
-    created++;
+    runs.push(newRun(def, at, now, { attempt: 1, manual: false, notBefore: notBefore === now ? null : notBefore }));
   }
-  return created;
 }
 
 /** Downtime or sleep swallowed one or more due times: apply the routine's misfire policy. */
@@ -129,16 +150,4 @@ function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {
     message: `run time ${new Date(at).toISOString()} skipped: the previous run is still ${active[0]!.status} (overlap: ${def.overlap})`,
   });
   return false;
-}
-
-export function createRun(
-  ctx: Ctx,
-  def: RoutineDef,
-  scheduledAt: number,
-  now: number,
-  o: { attempt: number; manual: boolean; notBefore: number | null; cycle?: string },
-): RunRow {
-  const run = newRun(def, scheduledAt, now, o);
-  ctx.store.runs.insert(run);
-  return run;
 }

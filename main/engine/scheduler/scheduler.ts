@@ -7,10 +7,9 @@ import { errorMessage } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { check } from './check.js';
 import { Ctx, type PassReport, type SchedulerHooks, type SchedulerOptions } from './context.js';
-import { fireDue } from './fire.js';
 import { moveJob } from './moves.js';
 import { promoteJobs } from './promote.js';
-import { submit } from './submit.js';
+import { claim, launch, submit, type Claimed } from './submit.js';
 import { enforceLimits, markLate, realtimeDue, reapOrphans } from './supervise.js';
 import { workerOnline } from '../domain/online.js';
 
@@ -70,15 +69,21 @@ export class Scheduler {
         enforceLimits(ctx, active, now);
       });
       await step('promote', () => promoteJobs(ctx, now));
-      await step('fire', () => (report.fired = fireDue(ctx, now)));
-      await step('submit', async () => {
+      // Fire and claim in one transaction, after the health gate; then launch what was claimed.
+      let claimed: Claimed[] = [];
+      await step('fire', async () => {
         const waiting = new Map<string, string>();
         const active = ctx.store.runs.active();
         const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now);
         const jobs = pendingJobs(ctx);
-        report.submitted = await submit(ctx, now, { active, realtime, jobs, waiting });
+        const claims = await claim(ctx, now, { active, realtime, jobs, waiting }, { fire: true });
         this.waiting = waiting;
+        report.fired = claims.fired;
+        claimed = claims.claimed;
+        // Firing could not read the due triggers: a fault of this step; what it claimed is launched.
+        if (claims.fault !== null) throw claims.fault;
       });
+      await step('submit', async () => (report.submitted = await launch(ctx, claimed)));
     } finally {
       report.durationMs = performance.now() - t0;
       this.running = false;

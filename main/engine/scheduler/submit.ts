@@ -1,23 +1,23 @@
-// Submit phase: backlog gate (cheap) before health gate (asks the backend); claim up to the free
-// slots; build the spec; submit; record the handle in the ledger in the same transaction that
-// completes the claim. A crash between claim and record leaves a lease that goes stale, and the
-// resubmission of the same run id finds its job directory instead of launching twice.
+// Submit phase: backlog gate (cheap) before health gate (asks the backend); then one write
+// transaction that fires the due triggers (a full pass) and claims up to the free slots; build the
+// spec; submit; record the handle in the ledger in the same transaction that completes the claim.
+// A crash between claim and record leaves a lease that goes stale, and the resubmission of the
+// same run id finds its job directory instead of launching twice. A run fired and claimed in the
+// same transaction is written once, STARTING on its backend in its directory: no PENDING row
+// moved a moment later.
 import type { Backend, Handle, JobSpec } from '../backend.js';
 import { newRun } from '../domain/run.js';
-import type { JobRow, RoutineDef, RunRow } from '../domain/types.js';
+import type { RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
+import { batchRunMachine } from '../lifecycle/index.js';
+import { collect, unwritten, withUnwritten, type BacklogInput, type Item } from './backlog.js';
 import type { Ctx } from './context.js';
+import { dueRuns, dueTriggers, fireDue } from './fire.js';
 import { finalizeBatch } from './finalize.js';
 import { moveJob, moveRun } from './moves.js';
 import { jobSpec, runDirFor, runSpec } from './spec.js';
-import type { RealtimeStart } from './supervise.js';
 
-type Item =
-  | { kind: 'run'; run: RunRow; def: RoutineDef; backend: string; schedule: string; recovering: boolean }
-  | { kind: 'start'; def: RoutineDef; manual: boolean; backend: string; schedule: string }
-  | { kind: 'job'; job: JobRow; backend: string; schedule: null };
-
-interface Claimed {
+export interface Claimed {
   item: Item;
   run: RunRow | null;
   spec: JobSpec;
@@ -25,25 +25,73 @@ interface Claimed {
   key: string;
 }
 
-export interface SubmitInput {
-  active: RunRow[];
-  realtime: RealtimeStart[];
-  jobs: JobRow[];
-  /** Filled with why each waiting run did not start (for DELAYED reasons). */
-  waiting: Map<string, string>;
+export type SubmitInput = BacklogInput;
+
+/** What the transaction of the submit phase fired and claimed; `fault`: firing could not read the due triggers. */
+export interface Claims {
+  fired: number;
+  claimed: Claimed[];
+  fault: unknown;
 }
 
+/** PENDING ─launch▶ STARTING: the status a run fired and claimed at once is written with. */
+const LAUNCHED = batchRunMachine.transition('PENDING', 'launch').state;
+
 export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
-  const { waiting } = input;
+  return launch(ctx, (await claim(ctx, now, input, { fire: false })).claimed);
+}
+
+/**
+ * The submit phase up to its launches. With `fire`, the due triggers are fired in the transaction
+ * that claims: the health gate is asked first, for the backends of the waiting work and of the
+ * runs the due triggers would create (dueRuns), so that a fired run that may start is claimed
+ * as it is written.
+ */
+export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire: boolean }): Promise<Claims> {
+  let fire = o.fire;
+  let fault: unknown = null;
   const ledger = ctx.store.ledger.keys();
   const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
-  const backlog = collect(ctx, now, input, inLedger);
-  if (backlog.length === 0) return 0;
+  let due: ReturnType<typeof dueTriggers> = [];
+  try {
+    if (fire) due = dueTriggers(ctx, now);
+  } catch (err) {
+    fault = err;
+    fire = false;
+  }
+  // What would wait if the due triggers were fired now: their reasons are the transaction's to give.
+  const seen = new Map<string, string>();
+  const backlog = collect(ctx, now, { ...input, active: withUnwritten(input.active, dueRuns(ctx, due, now)), waiting: seen }, inLedger);
+  if (backlog.length === 0 && due.length === 0) {
+    for (const [k, v] of seen) input.waiting.set(k, v);
+    return { fired: 0, claimed: [], fault };
+  }
 
   // Health gate, only for backends with waiting work.
   const healthy = new Map<string, boolean>();
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
+  return ctx.events.tx(() => {
+    let runs: RunRow[] = [];
+    if (fire) {
+      try {
+        runs = fireDue(ctx, now);
+      } catch (err) {
+        fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
+      }
+    }
+    const fresh = unwritten(runs);
+    const items = collect(ctx, now, { ...input, active: withUnwritten(input.active, runs) }, inLedger, fresh);
+    const picked = pick(ctx, items, healthy, input, ledger, inLedger);
+    const written = writeFired(ctx, runs, picked);
+    const claimed = picked.map((item) => claimOne(ctx, item, now, written)).filter((c): c is Claimed => c !== null);
+    return { fired: written.size, claimed, fault };
+  });
+}
+
+/** The items that get a slot now (up to the free slots, per schedule too); the others are noted waiting. */
+function pick(ctx: Ctx, items: Item[], healthy: Map<string, boolean>, input: SubmitInput, ledger: { kind: string }[], inLedger: Set<string>): Item[] {
+  const { waiting } = input;
   // Slots are counted after the check phase cleared what finished; launches in flight hold theirs.
   const launching = [...ctx.launches.launching.values()];
   let free = ctx.opts.maxParallel - ledger.length - launching.length;
@@ -57,8 +105,11 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
     }
   }
   const picked: Item[] = [];
-  for (const item of backlog) {
-    if (!healthy.get(item.backend)) {
+  for (const item of items) {
+    const ok = healthy.get(item.backend);
+    // Not asked: a definition saved while the gate was asked sent this run elsewhere; the next pass asks.
+    if (ok === undefined) continue;
+    if (!ok) {
       note(waiting, item, `backend ${item.backend} paused: ${ctx.backends.paused.get(item.backend) ?? 'unhealthy'}`);
       continue;
     }
@@ -82,9 +133,34 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
     free--;
     picked.push(item);
   }
-  if (picked.length === 0) return 0;
+  return picked;
+}
 
-  const claimed = ctx.events.tx(() => picked.map((item) => claim(ctx, item, now)).filter((c): c is Claimed => c !== null));
+/**
+ * Write the runs this transaction fired, in firing order (their rowids order them as before): a
+ * picked one STARTING on its backend in its directory, the others PENDING. Returns each written
+ * run by the unwritten one; a run that could not be written is a fault on its trigger, left out.
+ */
+function writeFired(ctx: Ctx, runs: RunRow[], picked: Item[]): Map<RunRow, RunRow> {
+  const starting = new Map<RunRow, string>();
+  for (const item of picked) if (item.kind === 'run' && item.fresh) starting.set(item.run, item.backend);
+  const written = new Map<RunRow, RunRow>();
+  for (const run of runs) {
+    const backend = starting.get(run);
+    const row = backend === undefined ? run : { ...run, status: LAUNCHED, backend, runDir: runDirFor(ctx.opts.dataDir, run.id, run.createdAt) };
+    try {
+      ctx.store.runs.insert(row);
+      written.set(run, row);
+    } catch (err) {
+      ctx.events.log({ type: 'trigger:fault', routineId: run.routineId, message: `could not fire: ${errorMessage(err)}` });
+    }
+  }
+  return written;
+}
+
+/** Claimed and launched: the number launched (in the background: the number set going). */
+export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
+  if (claimed.length === 0) return 0;
   if (ctx.opts.launchInBackground) {
     for (const c of claimed) launchInBackground(ctx, c);
     return claimed.length;
@@ -166,76 +242,7 @@ async function gate(ctx: Ctx, name: string): Promise<boolean> {
   return ok;
 }
 
-function collect(ctx: Ctx, now: number, input: SubmitInput, inLedger: Set<string>): Item[] {
-  const items: Item[] = [];
-  for (const s of input.realtime) {
-    if (ctx.defs.observeOnly(s.def)) continue;
-    if (!dependenciesRunning(ctx, s.def, input.waiting)) continue;
-    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: ctx.backends.nameFor(s.def), schedule: s.def.schedule });
-  }
-  const busy = new Set<string>();
-  for (const r of input.active) if (r.status === 'STARTING' || r.status === 'RUNNING') busy.add(r.routineId);
-  for (const run of input.active) {
-    const def = ctx.defs.byId.get(run.routineId);
-    if (!def || def.external) continue;
-    const recovering = run.status === 'STARTING' && !inLedger.has(`run:${run.id}`) && !ctx.store.ledger.lease('run', run.id);
-    if (run.status !== 'PENDING' && run.status !== 'DELAYED' && !recovering) continue;
-    if (ctx.defs.observeOnly(def)) {
-      input.waiting.set(run.id, `schedule ${def.schedule} is observe-only`);
-      continue;
-    }
-    if (run.notBefore !== null && run.notBefore > now) {
-      input.waiting.set(run.id, `retry at ${new Date(run.notBefore).toISOString()}`);
-      continue;
-    }
-    if (!recovering) {
-      if (def.overlap !== 'allow' && busy.has(def.id)) {
-        input.waiting.set(run.id, 'previous run still running');
-        continue;
-      }
-      // Only batch runs wait here (PENDING, DELAYED): a realtime run reaches this loop only to be
-      // sent again (recovering), its dependencies checked when it was started.
-      if (!run.manual && !dependenciesCompleted(ctx, def, run, input.waiting)) continue;
-    }
-    busy.add(def.id);
-    items.push({ kind: 'run', run, def, backend: ctx.backends.nameFor(def), schedule: def.schedule, recovering });
-  }
-  // The jobs given are those this computer may run (JobStore.runnable reads only those).
-  for (const job of input.jobs) {
-    // A job a remote worker once fetched (and whose claim went stale) runs here on this host's backend.
-    const backend = job.backend && !job.backend.startsWith('pool:') ? job.backend : 'local';
-    items.push({ kind: 'job', job, backend, schedule: null });
-  }
-  return items;
-}
-
-/** Batch dependencies must reach COMPLETED for the same cycle (the local day of the run time). */
-function dependenciesCompleted(ctx: Ctx, def: RoutineDef, run: RunRow, waiting: Map<string, string>): boolean {
-  for (const dep of def.dependencies) {
-    const latest = ctx.store.runs.latestInCycle(dep, run.cycle);
-    if (latest?.status !== 'COMPLETED') {
-      waiting.set(run.id, `waiting for ${dep} (${latest ? latest.status : 'not run'} on ${run.cycle})`);
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Realtime dependencies must be RUNNING. */
-function dependenciesRunning(ctx: Ctx, def: RoutineDef, waiting: Map<string, string>): boolean {
-  for (const dep of def.dependencies) {
-    const depDef = ctx.defs.byId.get(dep);
-    if (depDef?.kind !== 'realtime') continue; // dependencies across kinds are not enforced at runtime
-    const latest = ctx.store.runs.latest(dep);
-    if (latest?.status !== 'RUNNING') {
-      waiting.set(def.id, `waiting for ${dep} to be RUNNING`);
-      return false;
-    }
-  }
-  return true;
-}
-
-function claim(ctx: Ctx, item: Item, now: number): Claimed | null {
+function claimOne(ctx: Ctx, item: Item, now: number, written: Map<RunRow, RunRow>): Claimed | null {
   const owner = ctx.opts.owner;
   if (item.kind === 'job') {
     const key = String(item.job.id);
@@ -246,6 +253,12 @@ function claim(ctx: Ctx, item: Item, now: number): Claimed | null {
       return null;
     }
     return { item, run: null, spec: jobSpec(ctx.opts.dataDir, { ...item.job, runDir }), queue: 'job', key };
+  }
+  if (item.kind === 'run' && item.fresh) {
+    // Written STARTING by writeFired: the lease is all that is left to take.
+    const run = written.get(item.run);
+    if (!run || !ctx.store.ledger.claim('run', run.id, owner, now)) return null;
+    return { item, run, spec: runSpec(ctx.opts.dataDir, run, item.def), queue: 'run', key: run.id };
   }
   let run: RunRow;
   if (item.kind === 'start') {

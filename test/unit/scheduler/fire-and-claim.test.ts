@@ -1,0 +1,196 @@
+// Firing and claiming share one transaction (scheduler/submit.ts `claim`): the health gate is asked
+// first, a fired run that may start is written once (STARTING, on its backend, in its directory),
+// one that must wait is written once (PENDING), and what the pass writes is counted through the
+// store's trace.
+import { afterEach, describe, expect, it } from 'vitest';
+import { runNow } from '../../../main/engine/ops/control.js';
+import { newestInCycle, withUnwritten } from '../../../main/engine/scheduler/backlog.js';
+import { runDirFor } from '../../../main/engine/scheduler/spec.js';
+import type { RunRow } from '../../../main/engine/domain/types.js';
+import { Store } from '../../../main/engine/store/store.js';
+import { Fixture, HOUR, MIN, SEC, full } from '../../helpers/engine-fixture.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+/** A fixture whose store hears its statements; `heard()` gives those of the last `pass()`. */
+function traced(options: ConstructorParameters<typeof Fixture>[0] = {}) {
+  let on = false;
+  let statements: string[] = [];
+  const store = Store.open(':memory:', { trace: (sql) => on && statements.push(sql) });
+  const fx = new Fixture({ ...options, store });
+  return {
+    fx,
+    pass: async () => {
+      statements = [];
+      on = true;
+      try {
+        return await fx.pass();
+      } finally {
+        on = false;
+      }
+    },
+    count: (re: RegExp) => statements.filter((s) => re.test(s)).length,
+  };
+}
+
+const INSERT_RUN = /^INSERT INTO runs\b/;
+const UPDATE_RUN = /^UPDATE runs\b/;
+const BEGIN = /^BEGIN IMMEDIATE\b/;
+
+describe('a run fired and started in the same pass', () => {
+  it('is written once: STARTING, on its backend, in its job directory, and launched there', async () => {
+    const t = traced();
+    f = t.fx;
+    for (const id of ['a', 'b', 'c']) f.define({ id, cron: '* * * * *' });
+    f.advance(MIN);
+    const report = await t.pass();
+    expect(report).toMatchObject({ fired: 3, submitted: 3 });
+    expect(t.count(INSERT_RUN)).toBe(3);
+    expect(t.count(UPDATE_RUN)).toBe(0);
+    for (const id of ['a', 'b', 'c']) {
+      const run = f.only(id);
+      const dir = runDirFor(f.opts.dataDir, run.id, run.createdAt);
+      expect(run).toMatchObject({ status: 'STARTING', backend: 'local', runDir: dir });
+      expect(f.backend.job(run.id).spec.runDir).toBe(dir);
+      expect(f.store.ledger.get('run', run.id)).not.toBeNull();
+    }
+    // Nothing to settle: the transaction that fires and claims, and the one that records the launches.
+    expect(t.count(BEGIN)).toBe(2);
+  });
+
+  it('a pass that settles runs, fires and launches others commits three times and moves each run once', async () => {
+    const t = traced();
+    f = t.fx;
+    for (const id of ['a', 'b', 'c']) f.define({ id, cron: '* * * * *' });
+    f.advance(MIN);
+    await t.pass();
+    for (const id of ['a', 'b', 'c']) f.backend.finish(f.only(id).id, { exitCode: 0 });
+    f.advance(MIN);
+    const report = await t.pass();
+    expect(report).toMatchObject({ settled: 3, fired: 3, submitted: 3 });
+    // Settling (COMPLETED), firing and claiming, recording: one transaction each.
+    expect(t.count(BEGIN)).toBe(3);
+    expect(t.count(UPDATE_RUN)).toBe(3);
+    expect(t.count(INSERT_RUN)).toBe(3);
+    for (const id of ['a', 'b', 'c']) expect(f.runs(id).map((r) => r.status)).toEqual(['COMPLETED', 'STARTING']);
+  });
+});
+
+describe('a fired run that cannot start yet', () => {
+  it('is written once, PENDING with its reason, and moved once when a slot frees', async () => {
+    const t = traced({ options: { maxParallel: 1 } });
+    f = t.fx;
+    f.define({ id: 'a', cron: '* * * * *' });
+    f.define({ id: 'b', cron: '* * * * *' });
+    f.advance(MIN);
+    await t.pass();
+    expect(t.count(INSERT_RUN)).toBe(2);
+    expect(t.count(UPDATE_RUN)).toBe(0);
+    const [started] = f.backend.submitted();
+    const waiting = [...f.runs('a'), ...f.runs('b')].find((r) => r.id !== started)!;
+    expect(waiting.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(waiting.id)).toBe('no free slot (max_parallel 1)');
+
+    f.backend.finish(started!, { exitCode: 0 });
+    f.advance(SEC);
+    await t.pass();
+    expect(f.run(waiting.id)).toMatchObject({ status: 'STARTING', backend: 'local', runDir: runDirFor(f.opts.dataDir, waiting.id, waiting.createdAt) });
+    // The settled run's COMPLETED, the waiting run's STARTING.
+    expect(t.count(UPDATE_RUN)).toBe(2);
+  });
+
+  it('on a paused backend: the health gate is asked before firing, and the run is written PENDING with the pause as its reason', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '* * * * *' });
+    f.backend.setHealth(false, 'cluster down');
+    f.advance(MIN);
+    const report = await f.pass();
+    expect(report.fired).toBe(1);
+    expect(f.backend.ops()).toEqual(['health']);
+    const run = f.only('a');
+    expect(run).toMatchObject({ status: 'PENDING', backend: null, runDir: null });
+    expect(f.scheduler.waitReasons().get(run.id)).toBe('backend local paused: cluster down');
+  });
+});
+
+describe('runs fired together are judged as if written', () => {
+  it('a dependency fired in the same pass holds back its dependent, though an earlier run of it completed that day', async () => {
+    f = new Fixture();
+    f.define({ id: 'fetch', cron: '30 9,10 * * *' });
+    f.define({ id: 'parse', cron: '30 10 * * *', after: [full('fetch')] });
+    f.advance(30 * MIN);
+    await f.pass();
+    f.backend.finish(f.only('fetch').id, { exitCode: 0 });
+    f.advance(SEC);
+    await f.pass();
+    expect(f.only('fetch').status).toBe('COMPLETED');
+
+    f.advance(HOUR - SEC);
+    const report = await f.pass();
+    expect(report.fired).toBe(2);
+    expect(f.latest('fetch').status).toBe('STARTING');
+    const parse = f.only('parse');
+    expect(parse.status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(parse.id)).toBe(`waiting for ${full('fetch')} (PENDING on 2026-01-05)`);
+    expect(f.backend.submitted()).not.toContain(parse.id);
+  });
+
+  it('a fired run due before a run already waiting takes the free slot first (run time order)', async () => {
+    f = new Fixture({ options: { maxParallel: 1 } });
+    f.define({ id: 'cron', cron: '1 9 * * *' });
+    f.define({ id: 'manual', cron: '0 12 * * *' });
+    // The pass that would fire `cron` at 09:01:00 comes late, after a run by hand was asked for.
+    f.advance(MIN + 5 * SEC);
+    const byHand = runNow(f.control(), full('manual'));
+    f.advance(5 * SEC);
+    await f.pass();
+    expect(f.only('cron').status).toBe('STARTING');
+    expect(f.run(byHand.id).status).toBe('PENDING');
+    expect(f.scheduler.waitReasons().get(byHand.id)).toBe('no free slot (max_parallel 1)');
+  });
+
+  it('when the due triggers cannot be read, the runs already waiting are still claimed and launched', async () => {
+    f = new Fixture({ options: { maxParallel: 1 } });
+    f.define({ id: 'a', cron: '* * * * *' });
+    f.define({ id: 'b', cron: '* * * * *' });
+    f.advance(MIN);
+    await f.pass();
+    const [started] = f.backend.submitted();
+    const waiting = [...f.runs('a'), ...f.runs('b')].find((r) => r.id !== started)!;
+    f.backend.finish(started!, { exitCode: 0 });
+    f.store.routines.dueTriggers = () => {
+      throw new Error('disk I/O error');
+    };
+    f.advance(SEC);
+    const report = await f.pass();
+    expect(report).toMatchObject({ faults: 1, fired: 0, submitted: 1 });
+    expect(f.events('pass:fault').map((e) => e.message)).toEqual(['fire: disk I/O error']);
+    expect(f.run(waiting.id).status).toBe('STARTING');
+  });
+});
+
+
+describe('the order and the dependencies of runs not written yet', () => {
+  const run = (id: string, scheduledAt: number, createdAt: number, o: Partial<RunRow> = {}): RunRow =>
+    ({ id, routineId: 'r', cycle: 'd1', scheduledAt, createdAt, status: 'PENDING', ...o }) as RunRow;
+
+  it('withUnwritten merges them where runs.active() would read them: by run time, then creation, after written runs on a tie, in firing order', () => {
+    const active = [run('w1', 10, 1), run('w2', 20, 5), run('w3', 20, 9), run('w4', 30, 2)];
+    const fresh = [run('f1', 20, 9), run('f2', 5, 9), run('f3', 20, 9), run('f4', 40, 9)];
+    expect(withUnwritten(active, fresh).map((r) => r.id)).toEqual(['f2', 'w1', 'w2', 'w3', 'f1', 'f3', 'w4', 'f4']);
+    expect(withUnwritten(active, [])).toBe(active);
+  });
+
+  it("newestInCycle: an unwritten run is the newest of its cycle unless a written one is later by run time or creation", () => {
+    const written = run('w', 20, 5, { status: 'COMPLETED' });
+    expect(newestInCycle(written, undefined, 'd1')).toBe(written);
+    expect(newestInCycle(written, [run('f', 19, 9)], 'd1')).toBe(written);
+    expect(newestInCycle(written, [run('f', 21, 9)], 'd1')!.id).toBe('f');
+    // Same run time: creation decides, and on the same creation the one written later (the unwritten).
+    expect(newestInCycle(written, [run('f', 20, 4)], 'd1')).toBe(written);
+    expect(newestInCycle(written, [run('f', 20, 5)], 'd1')!.id).toBe('f');
+    expect(newestInCycle(written, [run('f', 30, 9, { cycle: 'd2' })], 'd1')).toBe(written);
+    expect(newestInCycle(null, [run('f1', 20, 9), run('f2', 20, 9), run('f0', 10, 9)], 'd1')!.id).toBe('f2');
+  });
+});
