@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { JobSpec } from '../backend.js';
 import type { JobRow, RoutineDef, RunRow } from '../domain/types.js';
 import { utcDay } from '../ids.js';
@@ -8,8 +8,15 @@ const JOB_LOG_CAP = 64 * 1024 * 1024;
 
 /** The run directory is a pure function of the run, so a resubmission after a crash finds it. */
 export function runDirFor(dataDir: string, runId: string, createdAt: number): string {
-  return join(dataDir, 'runs', utcDay(createdAt), runId);
+  // join normalizes the whole path on every call (a tenth of writing a fired run): the data dir's
+  // part is normalized once, and an id that is one plain name is appended as it is.
+  if (!PLAIN_NAME.test(runId)) return join(dataDir, 'runs', utcDay(createdAt), runId);
+  if (dataDir !== lastRoot.dataDir) lastRoot = { dataDir, runs: join(dataDir, 'runs') };
+  return `${lastRoot.runs}${sep}${utcDay(createdAt)}${sep}${runId}`;
 }
+/** A path segment that join leaves as it is: no separator, not `.` or `..`, not empty. */
+const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+let lastRoot = { dataDir: '', runs: '' };
 
 export function runSpec(dataDir: string, run: RunRow, def: RoutineDef): JobSpec {
   return {

@@ -101,4 +101,13 @@ describe('job specs', () => {
     expect(runDirFor('/d', 'r1', Date.UTC(2026, 0, 5, 23, 59))).toBe('/d/runs/2026-01-05/r1');
     expect(runDirFor('/d', 'r1', Date.UTC(2026, 0, 6, 0, 0))).toBe('/d/runs/2026-01-06/r1');
   });
+
+  it('the run directory is what path.join makes of it, whatever the data dir and the id (join is done once per data dir)', () => {
+    const at = Date.UTC(2026, 0, 5, 12);
+    for (const dir of ['/d', '/d/', '/a/../d', 'rel/d', '/d/./x/..', '/'])
+      for (const id of ['0mpv1f2rc-a00db3ab', 'job-12', 'a.b', '..', '.', 'a/../b', 'x/y', '', '.hidden', 'a..b']) {
+        expect(runDirFor(dir, id, at)).toBe(join(dir, 'runs', '2026-01-05', id));
+        expect(runDirFor('/other', id, at)).toBe(join('/other', 'runs', '2026-01-05', id));
+      }
+  });
 });
