@@ -68,11 +68,25 @@ export async function check(ctx: Ctx, now: number, only?: Set<string>): Promise<
       }
     }
     // One transaction for the whole batch: per-item faults become events, not a rolled-back pass.
-    ctx.events.tx(() => {
-      for (const r of running) guarded(ctx, r.entry, () => observeRunning(ctx, r.entry, r.startedAt, r.heartbeatAt));
-      settled += settleAll(ctx, finished, ctx.clock.now());
-      for (const u of unsent) guarded(ctx, u.entry, () => requeue(ctx, u.entry, u.reason));
-    });
+    // Written first without a savepoint (one copies every page it changes to the sub-journal, which
+    // cost about as much as the writes): if anything throws, that transaction is rolled back whole
+    // and the batch written again with a savepoint per item, so a fault is an event on its item and
+    // the others are written. Written again from the database as it was: every move is a CAS.
+    const write = (careful: boolean): number =>
+      ctx.events.tx(() => {
+        const each = careful ? (entry: LedgerEntry, fn: () => void) => guarded(ctx, entry, () => ctx.events.tx(fn)) : (_: LedgerEntry, fn: () => void) => fn();
+        for (const r of running) each(r.entry, () => observeRunning(ctx, r.entry, r.startedAt, r.heartbeatAt));
+        const at = ctx.clock.now();
+        let n = 0;
+        for (const f of finished) each(f.entry, () => (settleInTx(ctx, f.entry, f.outcome, at), n++));
+        for (const u of unsent) each(u.entry, () => requeue(ctx, u.entry, u.reason));
+        return n;
+      });
+    try {
+      settled += write(false);
+    } catch {
+      settled += write(true);
+    }
   }
   return settled;
 }
@@ -89,9 +103,7 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   if (entry.kind === 'job') {
     const id = Number(entry.refId);
     // Moves only from FETCHED: a job seen running before is left as it is.
-    ctx.events.tx(() => {
-      if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.events.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
-    });
+    if (moveJob(ctx.store, id, 'start', { startedAt }, ctx.clock.now())) ctx.events.log({ type: 'job:running', jobId: id, message: `job ${id} running` });
     return;
   }
   const run = ctx.store.runs.get(entry.refId);
@@ -105,30 +117,8 @@ function observeRunning(ctx: Ctx, entry: LedgerEntry, startedAt: number, heartbe
   // The store keeps only a newer beat: one reported again, or older, changes nothing.
   if (heartbeatAt !== null) ctx.store.runs.recordHeartbeat(run.id, heartbeatAt);
   if (run.status !== 'STARTING') return;
-  ctx.events.tx(() => {
-    if (moveRun(ctx.store, run.id, run.kind, 'started', { startedAt })) {
-      ctx.events.log({ type: 'run:running', routineId: run.routineId, runId: run.id, message: `running (attempt ${run.attempt})` });
-    }
-  });
-}
-
-/**
- * Settle the finished entries of a batch together, under one savepoint. If one of them throws, the
- * savepoint takes back what they all wrote and each is settled again under a savepoint of its own,
- * so a fault is an event on its entry and the others settle. A savepoint per entry cost about as
- * much as the rest of settling it: each copies every page it changes to the sub-journal.
- */
-function settleAll(ctx: Ctx, finished: { entry: LedgerEntry; outcome: Outcome }[], now: number): number {
-  if (finished.length === 0) return 0;
-  try {
-    return ctx.events.tx(() => {
-      for (const f of finished) settleInTx(ctx, f.entry, f.outcome, now);
-      return finished.length;
-    });
-  } catch {
-    let settled = 0;
-    for (const f of finished) guarded(ctx, f.entry, () => (settle(ctx, f.entry, f.outcome, now), settled++));
-    return settled;
+  if (moveRun(ctx.store, run.id, run.kind, 'started', { startedAt })) {
+    ctx.events.log({ type: 'run:running', routineId: run.routineId, runId: run.id, message: `running (attempt ${run.attempt})` });
   }
 }
 
@@ -155,13 +145,11 @@ function settleInTx(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number)
  */
 function requeue(ctx: Ctx, entry: LedgerEntry, reason: string): void {
   const run = ctx.store.runs.get(entry.refId);
-  ctx.events.tx(() => {
-    if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return;
-    if (!run) return;
-    // A realtime run keeps a null reason: a reason on a live instance means "being stopped".
-    if (!moveRun(ctx.store, run.id, run.kind, 'unsent', run.kind === 'batch' ? { reason } : {})) return;
-    ctx.events.log({ type: 'run:unsent', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
-  });
+  if (!ctx.store.ledger.clear(entry.kind, entry.refId)) return;
+  if (!run) return;
+  // A realtime run keeps a null reason: a reason on a live instance means "being stopped".
+  if (!moveRun(ctx.store, run.id, run.kind, 'unsent', run.kind === 'batch' ? { reason } : {})) return;
+  ctx.events.log({ type: 'run:unsent', routineId: run.routineId, runId: run.id, message: `${reason}; it never ran (attempt ${run.attempt} not spent)` });
 }
 
 function base(outcome: Outcome, now: number) {

@@ -254,7 +254,7 @@ describe('settling', () => {
 });
 
 describe('faults', () => {
-  it('the finished runs of a pass settle under one savepoint, not one each', async () => {
+  it('the finished runs of a pass settle in its transaction with no savepoint, when nothing fails', async () => {
     const clock = new ManualClock(T0);
     const heard: string[] = [];
     f = new Fixture({ clock, backend: new TestBackend('local', { clock, startAs: 'done' }), store: Store.open(':memory:', { trace: (sql) => heard.push(sql) }) });
@@ -265,7 +265,26 @@ describe('faults', () => {
     heard.length = 0;
     expect((await f.pass()).settled).toBe(4);
     expect(['a', 'b', 'c', 'd'].map((id) => f.only(id).status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
-    expect(heard.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(1);
+    expect(heard.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(0);
+  });
+
+  it('a run whose start cannot be recorded is a check:fault naming it; the runs settled beside it are kept', async () => {
+    f = new Fixture();
+    f.define({ id: 'a', cron: '0 * * * *' });
+    f.define({ id: 'b', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    const a = f.only('a');
+    const b = f.only('b');
+    f.backend.finish(b.id, { exitCode: 0 });
+    f.store.db.exec(`CREATE TRIGGER refuse_a BEFORE UPDATE OF status ON runs WHEN OLD.id = '${a.id}' BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END`);
+    f.advance(SEC);
+    expect((await f.pass()).settled).toBe(1);
+    expect(f.events('check:fault').map((e) => [e.runId, e.message])).toEqual([[a.id, 'refused by a trigger']]);
+    expect(f.events('run:running')).toEqual([]);
+    expect(f.run(a.id).status).toBe('STARTING');
+    expect(f.run(b.id).status).toBe('COMPLETED');
+    expect(f.events('run:completed').map((e) => e.runId)).toEqual([b.id]);
   });
 
   it('one run that cannot be settled is a check:fault naming it; the others settle', async () => {
