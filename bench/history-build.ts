@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { localComputer } from '../main/engine/domain/schema.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
-import { BY_RUN_TIME_OF_LAST_CYCLE } from '../main/engine/store/latest.js';
+import { RUN_TIME_FALLBACK } from '../main/engine/store/latest.js';
 import { Store } from '../main/engine/store/store.js';
 import { QUARTER_MS, RUN_DURATION_BOUNDS, RUN_TERMINAL } from '../main/engine/store/totals.js';
 
@@ -89,13 +89,13 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
     });
     if (h % 24 === 0) progress(`${h * perHour} runs (${Math.round((performance.now() - t0) / 1000)} s)`);
   }
-  // The copies above bypass the store's upkeep of each routine's newest run: sought as a routine
-  // without a kept row is (one time zone here, so its last cycle holds its newest run).
+  // The copies above bypass the store's upkeep of each routine's newest run (its newest by creation
+  // here: no catch-ups, no retries) and of its newest run in each cycle (the hour's copy of each).
   store.tx(() =>
     store.db.exec(`DELETE FROM routine_latest; INSERT INTO routine_latest (routine_id, scheduled_at, run_rowid, created_at, created_rowid)
-      SELECT d.id, s.scheduled_at, s.rowid, c.created_at, c.rowid FROM routines d
-        JOIN runs s ON s.rowid = (${BY_RUN_TIME_OF_LAST_CYCLE('d.id')})
-        JOIN runs c ON c.rowid = (SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1)`),
+      SELECT d.id, c.scheduled_at, c.rowid, c.created_at, c.rowid FROM routines d JOIN runs c ON c.rowid = (${RUN_TIME_FALLBACK('d.id')});
+      DELETE FROM routine_cycles; INSERT INTO routine_cycles (cycle, routine_id, scheduled_at, created_at, run_rowid)
+        SELECT cycle, routine_id, MAX(scheduled_at), created_at, rowid FROM runs GROUP BY cycle, routine_id`),
   );
   // And its counting of finished runs (store/totals.ts): only the first hour was counted as it finished.
   recountTotals(store);

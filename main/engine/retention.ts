@@ -154,7 +154,10 @@ export class Retention {
       if (r[key] >= max) r.more = true;
     }
 
-    this.store.tx(() => this.store.history.pruneQuarters(cutoff));
+    this.store.tx(() => {
+      this.store.history.pruneQuarters(cutoff);
+      this.store.history.pruneCycles(cutoff);
+    });
     removeEmptyDays(days);
     if (r.runs + r.jobs + r.events + r.commands + r.reports > 0) {
       this.log({

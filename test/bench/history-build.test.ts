@@ -35,6 +35,21 @@ function stale(file: string): string[] {
   }
 }
 
+/** Routines and cycles whose kept newest run in the cycle differs from the seek's, or that have none. */
+function staleCycles(file: string): unknown[] {
+  const store = Store.open(file);
+  try {
+    return store.db
+      .prepare(
+        `SELECT g.routine_id, g.cycle FROM (SELECT DISTINCT routine_id, cycle FROM runs) g LEFT JOIN routine_cycles c USING (routine_id, cycle)
+        WHERE c.run_rowid IS NOT (SELECT x.rowid FROM runs x WHERE x.routine_id = g.routine_id AND x.cycle = g.cycle ORDER BY x.scheduled_at DESC, x.created_at DESC, x.rowid DESC LIMIT 1)`,
+      )
+      .all();
+  } finally {
+    store.close();
+  }
+}
+
 /** Where the kept totals of finished runs differ from a count of the runs (empty: none). */
 function miscounted(file: string): Record<string, unknown[]> {
   const store = Store.open(file);
@@ -64,7 +79,7 @@ function routineIds(file: string): string[] {
   }
 }
 
-it('builds two hours of history with the run-now routine on this computer and every routine newest run kept and the finished runs counted, fresh and copied from the cache', () => {
+it('builds two hours of history with the run-now routine on this computer and every routine newest run (and newest in each cycle) kept and the finished runs counted, fresh and copied from the cache', () => {
   expect(BY_HAND).toBe(`${localComputer()}:by-hand`);
   const root = mkdtempSync(join(tmpdir(), 'tend-bench-build-'));
   dirs.push(root);
@@ -88,6 +103,7 @@ it('builds two hours of history with the run-now routine on this computer and ev
     expect(routineIds(file)).toContain(BY_HAND);
     expect(routineIds(file).filter((id) => id.endsWith(':by-hand'))).toEqual([BY_HAND]);
     expect(stale(file)).toEqual([]);
+    expect(staleCycles(file)).toEqual([]);
     expect(miscounted(file)).toEqual({ outcomes: [], durations: [], quarters: [] });
   }
 }, 120_000);

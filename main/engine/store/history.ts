@@ -6,7 +6,7 @@ import { BATCH_JOB_TERMINAL } from '../lifecycle/batch-job.js';
 import { BATCH_RUN_TERMINAL } from '../lifecycle/batch-run.js';
 import { REALTIME_RUN_TERMINAL } from '../lifecycle/realtime-run.js';
 import type { DB } from './db.js';
-import { BY_RUN_TIME_OF_LAST_CYCLE } from './latest.js';
+import { RUN_TIME_FALLBACK } from './latest.js';
 import { QUARTER_MS } from './totals.js';
 
 const RUN_TERMINAL = [...new Set<string>([...BATCH_RUN_TERMINAL, ...REALTIME_RUN_TERMINAL])];
@@ -16,7 +16,7 @@ function prepare(db: DB) {
   return {
     oldRuns: db.prepare(`SELECT r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.started_at, r.ended_at FROM runs r
       WHERE r.created_at < @cutoff AND COALESCE(r.ended_at, r.created_at) < @cutoff AND r.status IN (${inList(RUN_TERMINAL)})
-        AND r.rowid IS NOT COALESCE((SELECT l.run_rowid FROM routine_latest l WHERE l.routine_id = r.routine_id), (${BY_RUN_TIME_OF_LAST_CYCLE('r.routine_id')}))
+        AND r.rowid IS NOT COALESCE((SELECT l.run_rowid FROM routine_latest l WHERE l.routine_id = r.routine_id), (${RUN_TIME_FALLBACK('r.routine_id')}))
       ORDER BY r.created_at LIMIT @limit`),
     deleteRun: db.prepare(`DELETE FROM runs WHERE id = ?`),
     oldJobs: db.prepare(`SELECT id, backend, run_dir FROM jobs
@@ -32,6 +32,9 @@ function prepare(db: DB) {
     // The quarters of the day counts (migration 7) before the cutoff, and from then on the table holds
     // only what follows: a day asked for before it is counted from the runs (store/runs.ts).
     quarters: db.prepare(`DELETE FROM run_quarter_totals WHERE quarter < @q`),
+    // A cycle's kept newest run (migration 12) once the retention removed it, looked for among the
+    // cycles over before the cutoff in every zone: the kept days' rows are not read.
+    cycles: db.prepare(`DELETE FROM routine_cycles WHERE cycle < @day AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.rowid = routine_cycles.run_rowid)`),
     quartersFrom: db.prepare(`UPDATE meta SET value = CAST(@q AS TEXT) WHERE key = 'run_quarters_from' AND CAST(value AS INTEGER) < @q`),
     runTotals: db.prepare(`SELECT routine_id, kind, status, n, last_ended_at FROM run_totals ORDER BY routine_id, status`),
     durationTotals: db.prepare(`SELECT * FROM run_duration_totals ORDER BY routine_id`),
@@ -128,6 +131,11 @@ export class HistoryStore {
     const q = Math.floor(cutoff / QUARTER_MS);
     this.s.quartersFrom.run({ q });
     return this.s.quarters.run({ q }).changes;
+  }
+
+  /** The kept newest runs of cycles before `cutoff` whose run was removed. Caller holds the transaction. */
+  pruneCycles(cutoff: number): number {
+    return this.s.cycles.run({ day: new Date(cutoff - 14 * 3_600_000).toISOString().slice(0, 10) }).changes;
   }
 
   /** Finished runs by routine, kind and outcome, since the first (removed ones included). */

@@ -21,15 +21,11 @@ const BY_CREATION = `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created 
 /**
  * A routine without a kept row, or whose row names a run removed since (neither happens to rows
  * the store writes: every routine with runs has one, and the retention keeps the run it names by run
- * time), is answered without an index of run time: the newest run of its latest cycle, read through
- * runs_routine_cycle (its order: ties on run time by creation, then rowid). The same as BY_RUN_TIME
- * unless the routine's time zone changed to put a later run on an earlier day, or two of its runs
- * were created in the same millisecond for the same run time.
+ * time), is answered without an index of run time (none is left, migrations 11 and 12): by its
+ * newest run by creation, which is its newest by run time unless its newest was a catch-up or a retry.
  */
-export const BY_RUN_TIME_OF_LAST_CYCLE = (routine: string) =>
-  `SELECT x.rowid FROM runs x INDEXED BY runs_routine_cycle WHERE x.routine_id = ${routine}
-    AND x.cycle = (SELECT z.cycle FROM runs z INDEXED BY runs_routine_cycle WHERE z.routine_id = ${routine} ORDER BY z.cycle DESC LIMIT 1)
-    ORDER BY x.scheduled_at DESC, x.created_at DESC, x.rowid DESC LIMIT 1`;
+export const RUN_TIME_FALLBACK = (routine: string) =>
+  `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = ${routine} ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1`;
 
 const newer = (at: string, rowid: string) => `excluded.${at} > ${at} OR (excluded.${at} = ${at} AND excluded.${rowid} > ${rowid})`;
 
@@ -63,13 +59,13 @@ export class RoutineLatest {
   /**
    * The rowid of routine `d`'s newest run (an SQL expression): the kept row's, checked against the
    * run it names. A routine without one, or whose row names a run removed since, is sought (by run
-   * time, BY_RUN_TIME_OF_LAST_CYCLE); every routine of an older database opened read-only, which has
+   * time, RUN_TIME_FALLBACK); every routine of an older database opened read-only, which has
    * no routine_latest, as before.
    */
   newestRowid(order: 'runTime' | 'creation'): string {
     this.kept ??= hasTable(this.db, 'routine_latest');
     if (!this.kept) return `(${order === 'runTime' ? BY_RUN_TIME : BY_CREATION})`;
-    const seek = order === 'runTime' ? BY_RUN_TIME_OF_LAST_CYCLE('d.id') : BY_CREATION;
+    const seek = order === 'runTime' ? RUN_TIME_FALLBACK('d.id') : BY_CREATION;
     const column = order === 'runTime' ? 'run_rowid' : 'created_rowid';
     return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.${column} WHERE l.routine_id = d.id AND y.routine_id = d.id), (${seek}))`;
   }

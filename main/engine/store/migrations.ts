@@ -462,6 +462,32 @@ CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 DROP INDEX IF EXISTS runs_created_status;
 `,
   },
+  {
+    version: 12,
+    description: "each routine's newest run in each cycle kept as runs are inserted, keyed by cycle: no index of runs by routine and cycle to write",
+    sql: `
+-- runs_routine_cycle (migration 5) answered one question, a routine's newest run in a cycle (a
+-- dependency's run of the day, what waits), and every insert wrote it on a leaf of its own per
+-- routine, deep in a B-tree that deepens with history (165 of the 380 pages a pass of 100 runs
+-- dirtied with a month of history). The answer is kept instead (store/cycles.ts), keyed by cycle
+-- first: the pass writes today's rows, one per routine, a few pages together whatever the history.
+-- The retention removes a row once the run it names is gone (a cycle older than the kept days).
+-- Seeded through the index, a seek per routine and cycle, before it goes.
+CREATE TABLE routine_cycles (
+  cycle        TEXT NOT NULL,
+  routine_id   TEXT NOT NULL,
+  scheduled_at INTEGER NOT NULL,
+  created_at   INTEGER NOT NULL,
+  run_rowid    INTEGER NOT NULL,
+  PRIMARY KEY (cycle, routine_id)
+) STRICT, WITHOUT ROWID;
+INSERT INTO routine_cycles (cycle, routine_id, scheduled_at, created_at, run_rowid)
+  SELECT g.cycle, g.routine_id, r.scheduled_at, r.created_at, r.rowid FROM (SELECT DISTINCT routine_id, cycle FROM runs INDEXED BY runs_routine_cycle) g
+    JOIN runs r ON r.rowid = (SELECT x.rowid FROM runs x INDEXED BY runs_routine_cycle WHERE x.routine_id = g.routine_id AND x.cycle = g.cycle
+      ORDER BY x.scheduled_at DESC, x.created_at DESC, x.rowid DESC LIMIT 1);
+DROP INDEX runs_routine_cycle;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

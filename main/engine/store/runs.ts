@@ -3,6 +3,7 @@ import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
 import { hasIndex, type DB } from './db.js';
 import { writeTx } from './busy.js';
+import { RoutineCycles } from './cycles.js';
 import { RoutineLatest } from './latest.js';
 import { QUARTER_MS, RUN_TERMINAL, RunTotals, type FinishedRun } from './totals.js';
 
@@ -98,6 +99,7 @@ export class RunStore {
   private readonly moves: CompareAndSet<RunPatch>;
   private counted: RunTotals | null = null;
   private kept: RoutineLatest | null = null;
+  private inCycle: RoutineCycles | null = null;
   private carried: { since: Database.Statement; dayCarried: Database.Statement } | null = null;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
@@ -112,7 +114,6 @@ export class RunStore {
       finished: db.prepare(`SELECT ${FINISHED_COLUMNS} FROM runs WHERE id = ?`),
       active: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
-      latestInCycle: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND cycle = ? ORDER BY scheduled_at DESC, created_at DESC, rowid DESC LIMIT 1`),
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
@@ -131,6 +132,7 @@ export class RunStore {
   insert(run: RunRow): void {
     const { lastInsertRowid } = this.s.insert.run(run.id, run.routineId, run.kind, run.cycle, run.scheduledAt, run.attempt, run.status, run.reason, run.backend, run.runDir, run.manual ? 1 : 0, run.notBefore, run.createdAt);
     this.newest.inserted(run.routineId, run.scheduledAt, run.createdAt, Number(lastInsertRowid));
+    this.cycles.inserted({ cycle: run.cycle, routineId: run.routineId, scheduledAt: run.scheduledAt, createdAt: run.createdAt, rowid: Number(lastInsertRowid) });
     // The insert writes no start or end: counted as stored.
     if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, created_at: run.createdAt, started_at: null, ended_at: null });
   }
@@ -159,6 +161,11 @@ export class RunStore {
     return (this.counted ??= new RunTotals(this.db));
   }
 
+  /** Each routine's newest run in each cycle, kept as runs are inserted (prepared on first use). */
+  private get cycles(): RoutineCycles {
+    return (this.inCycle ??= new RoutineCycles(this.db));
+  }
+
   /** Each routine's newest run, kept as runs are inserted (prepared on first use, as the totals). */
   get newest(): RoutineLatest {
     return (this.kept ??= new RoutineLatest(this.db));
@@ -182,7 +189,7 @@ export class RunStore {
   }
 
   latestInCycle(routineId: string, cycle: string): RunRow | null {
-    const r = this.s.latestInCycle.get(routineId, cycle) as RunRecord | undefined;
+    const r = this.cycles.latestIn().get({ routine: routineId, cycle }) as RunRecord | undefined;
     return r ? toRun(r) : null;
   }
 

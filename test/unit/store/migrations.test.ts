@@ -11,7 +11,7 @@ import { Store } from '../../../main/engine/store/store.js';
 import { RUN_DURATION_BOUNDS } from '../../../main/engine/store/totals.js';
 import { scratch } from '../../helpers/engine-fixture.js';
 
-const TABLES = ['commands', 'events', 'job_deps', 'job_totals', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_deps', 'routine_latest', 'routines', 'run_duration_totals', 'run_quarter_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
+const TABLES = ['commands', 'events', 'job_deps', 'job_totals', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_cycles', 'routine_deps', 'routine_latest', 'routines', 'run_duration_totals', 'run_quarter_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
 
 function tables(store: Store): string[] {
   return (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]);

@@ -126,10 +126,11 @@ describe('routine_latest', () => {
     const before = openDb(file, { migrations: MIGRATIONS.filter((m) => m.version < 11) });
     const old = new Store(before);
     define(old, A);
-    old.runs.insert(run('a1', A, 100, 100));
-    // Runs of a routine removed before migration 9, which seeded only the routines defined.
-    const insert = before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, 'me@h:removed', 'batch', ?, ?, 'COMPLETED', ?)`);
-    for (const [id, cycle, at, created] of [['g1', '2026-01-04', 100, 100], ['g2', '2026-01-05', 200, 200], ['g0', '2026-01-03', 50, 300]] as const) insert.run(id, cycle, at, created);
+    // A's run and runs of a routine removed before migration 9, which seeded only the routines defined.
+    const insert = before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES (?, ?, 'batch', ?, ?, 'COMPLETED', ?)`);
+    for (const [id, routine, cycle, at, created] of [['a1', A, '2026-01-05', 100, 100], ['g1', 'me@h:removed', '2026-01-04', 100, 100], ['g2', 'me@h:removed', '2026-01-05', 200, 200], ['g0', 'me@h:removed', '2026-01-03', 50, 300]] as const) {
+      insert.run(id, routine, cycle, at, created);
+    }
     before.prepare(`DELETE FROM routine_latest WHERE routine_id = 'me@h:removed'`).run();
     before.close();
     const store = Store.open(file);
