@@ -167,20 +167,19 @@ export function buildHistoryCached(dir: string, now: number, days: number, cache
     meta = { ...built, builtAt: now, totalsRecounted: true };
     writeFileSync(metaFile, `${JSON.stringify(meta)}\n`);
   }
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(slot, 'tend.db'), join(dir, 'tend.db'));
   if (!meta.totalsRecounted) {
-    // Built before the build recounted its totals: counted again once, in place (seconds, not a rebuild).
-    const store = Store.open(join(slot, 'tend.db'));
+    // Built before the build counted its finished runs: the copy is counted (seconds, not a
+    // rebuild; the cache itself is left as it is, another run may be copying it).
+    const store = Store.open(join(dir, 'tend.db'));
     try {
       recountTotals(store);
       store.db.pragma('wal_checkpoint(TRUNCATE)');
     } finally {
       store.close();
     }
-    meta = { ...meta, totalsRecounted: true };
-    writeFileSync(metaFile, `${JSON.stringify(meta)}\n`);
   }
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(join(slot, 'tend.db'), join(dir, 'tend.db'));
   freshTriggers(dir, now);
   return { runs: meta.runs, buildSeconds: meta.buildSeconds, cachedAgeMinutes: Math.round((now - meta.builtAt) / 60_000), endsAt: meta.builtAt };
 }

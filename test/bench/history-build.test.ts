@@ -88,7 +88,7 @@ it('builds two hours of history with the run-now routine on this computer and ev
   const days = 2 / 24;
   const first = buildHistoryCached(join(root, 'first'), now, days, join(root, 'cache'), 6);
   expect(first).toMatchObject({ runs: 36_000, cachedAgeMinutes: 0 });
-  // As a cache built before the build counted its finished runs: counted once, as it is copied.
+  // As a cache built before the build counted its finished runs: its copy is counted.
   const slot = join(root, 'cache', readdirSync(join(root, 'cache'))[0]!);
   const { totalsRecounted, ...before } = JSON.parse(readFileSync(join(slot, 'built.json'), 'utf8')) as Record<string, unknown>;
   expect(totalsRecounted).toBe(true);
