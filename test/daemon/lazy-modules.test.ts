@@ -2,6 +2,9 @@
 // no Ajv (no route declares a JSON schema; zod checks inputs), no OpenAPI builder until the
 // document is asked for, no Intl formatter (ICU's locale data) for its status counts of today, no
 // cron-parser (and luxon) before it checks a cron expression.
+// Nor Node's HTTPS and HTTP/2 modules, which Fastify requires and the API never serves (the CLI
+// bundle defers them, scripts/bundle-cli.mjs). And it runs as it ships: from the CLI bundle, not
+// from tsc's modules.
 // Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
 // against the catalogue, it does so with the zod it already holds, not a second (CommonJS) copy.
 import { describe, expect, it } from 'vitest';
@@ -14,6 +17,12 @@ import { join } from 'node:path';
 let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);
 
+const builtins = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('builtin '))
+    .map((l) => l.slice('builtin '.length));
+
 const loaded = (stderr: string) =>
   stderr
     .split('\n')
@@ -21,11 +30,11 @@ const loaded = (stderr: string) =>
     .map((l) => l.slice(l.indexOf(' ') + 1));
 
 describe('an idle daemon loads only what idling needs', () => {
-  it('serves its API and saves its status counts without yaml, ajv, cron-parser, an Intl formatter or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
+  it('serves its API from the CLI bundle and saves its status counts without yaml, ajv, cron-parser, an Intl formatter, node:https, node:http2 or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
     box = scratch('tend-lazy-daemon-');
     // A cron routine whose next run the command has worked out: the idle daemon checks no expression.
     tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
-    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs'), '-r', join(FIXTURES, 'note-intl.cjs')] }).ready();
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs'), '-r', join(FIXTURES, 'note-intl.cjs'), '-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
     const api = await d.serving();
     await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
     const health = await fetch(`${api.url}/health`);
@@ -37,12 +46,17 @@ describe('an idle daemon loads only what idling needs', () => {
     await d.stop();
     const idle = loaded(before);
     const all = loaded(d.stderr); // CommonJS modules are listed at exit: they cover the document's request too
-    expect(idle.some((m) => m.includes('/dist/main/engine/api/server.js'))).toBe(true);
-    expect(all.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
+    // The daemon's chunk of the bundle holds the engine and the API server; tsc's modules stay unloaded.
+    expect(idle.some((m) => m.includes('/dist/main/cli/chunks/main/engine/daemon/run.js'))).toBe(true);
+    expect(idle.filter((m) => m.includes('/dist/main/engine/'))).toEqual([]);
+    expect(all.some((m) => m.includes('/node_modules/better-sqlite3/'))).toBe(true);
     expect(all.filter((m) => /\/node_modules\/(yaml|ajv|cron-parser|luxon|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//.test(m))).toEqual([]);
     expect(idle.filter((m) => m.includes('/api/openapi.js'))).toEqual([]);
     expect(before.split('\n').filter((l) => l.startsWith('intl '))).toEqual([]);
-    expect(all.some((m) => m.includes('/dist/main/engine/api/openapi.js'))).toBe(true);
+    expect(all.some((m) => m.includes('/api/openapi.js'))).toBe(true);
+    const native = builtins(d.stderr);
+    expect(native).toContain('http');
+    expect(native.filter((m) => /^(https|http2|tls|_tls_wrap)$/.test(m))).toEqual([]);
   });
 
   it('checks the data of the events it appends with the zod its routes use: no second copy, from the CommonJS build', async () => {

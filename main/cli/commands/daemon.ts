@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { fileURLToPath } from 'node:url';
+import { cliEntry } from '../../engine/app-root.js';
 import { action, dataDirPath, print, table } from '../io.js';
 
 /** This command's own entry file, for spawning daemons and writing service units. */
-export const ENTRY = fileURLToPath(new URL('../tend.js', import.meta.url));
+export const ENTRY = cliEntry();
 
 export function register(program: Command): void {
   const daemon = program.command('daemon').description('the headless scheduler that owns the data dir');

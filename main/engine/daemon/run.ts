@@ -2,8 +2,8 @@
 // write daemon.state.json each pass, stop cleanly on SIGINT/SIGTERM/SIGHUP (within a slice of a second, or once a cancel in flight is done),
 // pass at once on SIGUSR2 (all four answered from before the data dir is claimed).
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { builtRendererDir } from '../app-root.js';
 import { openAddress } from '../api/auth.js';
 import { paths } from '../datadir.js';
 import { startEngineHost, type EngineHost } from '../host/engine-host.js';
@@ -24,11 +24,8 @@ export interface RunOptions {
 
 /** The built renderer, served in browser mode (absent until the UI is built). */
 export function rendererDir(): string | null {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, '..', '..', '..', 'renderer'), join(here, '..', '..', '..', '..', 'dist', 'renderer')]) {
-    if (existsSync(join(candidate, 'index.html'))) return candidate;
-  }
-  return null;
+  const dir = builtRendererDir();
+  return existsSync(join(dir, 'index.html')) ? dir : null;
 }
 
 export async function runDaemon(o: RunOptions): Promise<number> {

@@ -7,8 +7,8 @@
 // clear message instead of better-sqlite3's ABI stack.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve, sep } from 'node:path';
+import { appRoot } from '../app-root.js';
 import { TendError, errorMessage } from '../errors.js';
 
 /** Where the Electron build lives, relative to the app's root (the repository, or app.asar). */
@@ -88,22 +88,7 @@ function readStamp(file: string): BindingStamp | null {
   }
 }
 
-/** The directory holding Tend's package.json above this file (source and dist differ in depth). */
-export function appRoot(from: string = dirname(fileURLToPath(import.meta.url))): string | null {
-  let dir = from;
-  for (let i = 0; i < 8; i++) {
-    const p = join(dir, 'package.json');
-    try {
-      if ((JSON.parse(readFileSync(p, 'utf8')) as { name?: string }).name === 'tend') return dir;
-    } catch {
-      // not here
-    }
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return null;
-}
+export { appRoot };
 
 let loaded: string | null = null;
 

@@ -1,0 +1,84 @@
+// Bundle the `tend` CLI (and so the daemon, `tend daemon run`) into dist/main/cli/tend.js, with
+// chunks/ beside it, one per lazily loaded part (each command still loads only what it runs).
+// Runs after tsc, whose own output for main/cli/tend.ts it replaces (as build-preload.mjs does
+// for the preload): the entry the README, `npm link`, the desktop package's launcher, service
+// units and the tests run is the bundle. A resident daemon holds the source text and module
+// records of all it loaded; minified, in a few chunks, an idle daemon holds megabytes less
+// (bench `idle`). The desktop app's engine stays tsc's unbundled modules.
+//
+// Left outside the bundle, loaded from node_modules as before:
+// - better-sqlite3, a native module; and what is only required on first use by a request that
+//   needs it (Fastify's schema compilers, logger and inject; cron-parser): bundled, their source
+//   would sit in every daemon's memory unused.
+// - zod: the event catalogue requires it synchronously on first append (events/catalogue.ts),
+//   and must get the one instance the rest of the engine imports.
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'rolldown';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const entry = fileURLToPath(new URL('../dist/main/cli/tend.js', import.meta.url));
+const outDir = fileURLToPath(new URL('../dist/main/cli', import.meta.url));
+const MARK = '// bundled by scripts/bundle-cli.mjs';
+
+if (readFileSync(entry, 'utf8').includes(MARK)) {
+  console.error(`bundle-cli: ${entry} is a bundle already; run tsc first (npm run build)`);
+  process.exit(1);
+}
+
+const EXTERNAL = ['better-sqlite3', 'zod', 'yaml', 'cron-parser', '@modelcontextprotocol/sdk', 'pino', 'light-my-request', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+/**
+ * A chunk loaded by a dynamic import is named for its module (chunks/main/cli/commands/daemon.js),
+ * so what a process loaded can be read off its file names (test/cli/lazy.test.ts); chunks the
+ * others share are chunks/shared/NAME-HASH.js.
+ */
+function chunkName(chunk) {
+  const own = chunk.facadeModuleId;
+  if (own?.startsWith(dist) && own.endsWith('.js')) return `chunks/${own.slice(dist.length)}`;
+  return 'chunks/shared/[name]-[hash].js';
+}
+
+/**
+ * Fastify requires node:https and node:http2 as it loads, and uses them only to serve HTTPS or
+ * HTTP/2, which the API never does: some 3 MiB of Node's own modules resident for nothing. In
+ * the bundle, Fastify's are stand-ins that load the real module on first use.
+ */
+const LAZY_BUILTINS = ['node:https', 'node:http2'];
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  resolveId(id, importer) {
+    if (LAZY_BUILTINS.includes(id) && importer && /[\\/]node_modules[\\/]fastify[\\/]/.test(importer)) return `\0lazy:${id}`;
+    return null;
+  },
+  load(id) {
+    if (!id.startsWith('\0lazy:')) return null;
+    const name = JSON.stringify(id.slice('\0lazy:'.length));
+    return `let real;\nmodule.exports = new Proxy({}, { get: (_, key) => (real ??= process.getBuiltinModule(${name}))[key] });\n`;
+  },
+};
+
+rmSync(`${outDir}/chunks`, { recursive: true, force: true });
+await build({
+  cwd: root,
+  input: { tend: entry },
+  platform: 'node',
+  // A built-in named without `node:` is still a built-in (Fastify's dependencies name some so).
+  external: (id) => (id.startsWith('node:') && !LAZY_BUILTINS.includes(id)) || EXTERNAL.some((e) => id === e || id.startsWith(`${e}/`)),
+  plugins: [lazyBuiltins],
+  logLevel: 'warn',
+  output: {
+    dir: outDir,
+    format: 'esm',
+    minify: true,
+    // One character past Latin-1 makes V8 hold a whole chunk's source as two bytes a character.
+    charset: 'ascii',
+    postBanner: (chunk) => (chunk.isEntry ? MARK : ''),
+    entryFileNames: '[name].js',
+    chunkFileNames: chunkName,
+  },
+});
+// tsc's source map described its own (replaced) output.
+rmSync(`${entry}.map`, { force: true });
+chmodSync(entry, 0o755);
