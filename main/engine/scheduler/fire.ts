@@ -1,10 +1,10 @@
 // Due triggers become runs. Cost follows the due work: one indexed query, nothing per idle routine.
 // Firing moves the triggers and says which runs they create; the caller writes those runs in the
 // same transaction, each once, as it starts (claimed at once) or waits (submit.ts).
-import type { RoutineDef, RunRow, TriggerRow } from '../domain/types.js';
+import type { RoutineDef, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { newRun } from '../domain/run.js';
-import type { TriggerPatch } from '../store/routines.js';
+import type { DueTrigger, TriggerPatch } from '../store/routines.js';
 import { nextRunAt } from '../timing/next.js';
 import type { Ctx } from './context.js';
 import { moveTrigger } from './moves.js';
@@ -15,7 +15,7 @@ const CATCH_UP_SPACING_MS = 500;
 const CATCH_UP_WINDOW_MS = 60_000;
 
 /** The triggers due now (a read: it changes nothing, so a caller may look before it fires). */
-export function dueTriggers(ctx: Ctx, now: number): TriggerRow[] {
+export function dueTriggers(ctx: Ctx, now: number): DueTrigger[] {
   return ctx.store.routines.dueTriggers(now, DUE_BATCH);
 }
 
@@ -44,7 +44,7 @@ export function fireDue(ctx: Ctx, now: number): RunRow[] {
  * The runs the due triggers would create if fired now, as far as can be told without firing (no
  * misfire policy applied, no overlap checked): the backends the submit phase asks for health.
  */
-export function dueRuns(ctx: Ctx, due: readonly TriggerRow[], now: number): RunRow[] {
+export function dueRuns(ctx: Ctx, due: readonly DueTrigger[], now: number): RunRow[] {
   const out: RunRow[] = [];
   for (const t of due) {
     const def = ctx.defs.byId.get(t.routineId);
@@ -54,7 +54,7 @@ export function dueRuns(ctx: Ctx, due: readonly TriggerRow[], now: number): RunR
   return out;
 }
 
-function fireOne(ctx: Ctx, t: TriggerRow, now: number, catchUp: { count: number }, runs: RunRow[]): void {
+function fireOne(ctx: Ctx, t: DueTrigger, now: number, catchUp: { count: number }, runs: RunRow[]): void {
   const def = ctx.defs.byId.get(t.routineId);
   if (!def || def.kind !== 'batch' || !def.timing) {
     // Nothing to run at this time: take it, arming nothing.

@@ -44,6 +44,9 @@ function toTrigger(r: TriggerRecord): TriggerRow {
   };
 }
 
+/** A trigger that is due: the part of its row that firing reads. */
+export type DueTrigger = Pick<TriggerRow, 'routineId' | 'state' | 'nextRunAt' | 'firstDueAt'>;
+
 /** Definitions (schedules, routines, dependencies) and their trigger state. */
 export class RoutineStore {
   private readonly s;
@@ -73,7 +76,8 @@ export class RoutineStore {
       trigger: db.prepare(`SELECT * FROM triggers WHERE routine_id = ?`),
       retryState: db.prepare(`SELECT attempts != 0 OR first_due_at IS NOT NULL FROM triggers WHERE routine_id = ?`).pluck(),
       triggers: db.prepare(`SELECT * FROM triggers`),
-      dueTriggers: db.prepare(`SELECT * FROM triggers WHERE state = 'scheduled' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`),
+      // Only what firing reads: each column of each row read costs as much as SQLite's whole search.
+      dueTriggers: db.prepare(`SELECT routine_id, next_run_at, first_due_at FROM triggers WHERE state = 'scheduled' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`),
       nextDue: db.prepare(`SELECT MIN(next_run_at) FROM triggers WHERE state = 'scheduled'`).pluck(),
       upsertTrigger: db.prepare(`INSERT INTO triggers (routine_id, state, next_run_at, first_due_at, last_fired_at, attempts, last_error, last_error_at, fail_count, updated_at)
         VALUES (@routineId, @state, @nextRunAt, @firstDueAt, @lastFiredAt, @attempts, @lastError, @lastErrorAt, @failCount, @now)
@@ -179,8 +183,14 @@ export class RoutineStore {
     return (this.s.triggers.all() as TriggerRecord[]).map(toTrigger);
   }
 
-  dueTriggers(now: number, limit: number): TriggerRow[] {
-    return (this.s.dueTriggers.all(now, limit) as TriggerRecord[]).map(toTrigger);
+  /** The scheduled triggers due by `now`, soonest first: what firing reads of each. */
+  dueTriggers(now: number, limit: number): DueTrigger[] {
+    return (this.s.dueTriggers.all(now, limit) as Pick<TriggerRecord, 'routine_id' | 'next_run_at' | 'first_due_at'>[]).map((r) => ({
+      routineId: r.routine_id,
+      state: 'scheduled',
+      nextRunAt: r.next_run_at,
+      firstDueAt: r.first_due_at,
+    }));
   }
 
   nextDueAt(): number | null {
