@@ -160,7 +160,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
   // A reason set while running (timeout, stopped by hand) explains the exit better than the exit does.
   const ok = isSuccess(outcome) && run.reason === null;
   const reason = ok ? null : (run.reason ?? describeOutcome(outcome));
-  const to = moveRun(ctx.store, run.id, 'batch', ok ? 'succeed' : 'fail', { ...base(outcome, now), reason, startedAt: run.startedAt ?? outcome.startedAt });
+  const to = moveRun(ctx.store, run.id, 'batch', ok ? 'succeed' : 'fail', { ...base(outcome, now), reason, startedAt: run.startedAt ?? outcome.startedAt }, run);
   if (!to) {
     // Stopped by hand: the run is CANCELLED already; keep how the process actually ended.
     ctx.store.runs.cas(run.id, [run.status], run.status, base(outcome, now));
@@ -182,10 +182,14 @@ function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): v
   const quick = !silenced(run) && (run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS);
   const streak = quick ? quickDeaths(ctx, run.routineId, run.id) + 1 : 0;
   const giveUp = streak >= CRASH_LOOP;
-  const to = moveRun(ctx.store, run.id, run.kind, giveUp ? 'give_up' : 'exit', {
-    ...base(outcome, now),
-    reason: giveUp ? `crash loop: ${streak} quick deaths in a row, last: ${reason}` : reason,
-  });
+  const to = moveRun(
+    ctx.store,
+    run.id,
+    run.kind,
+    giveUp ? 'give_up' : 'exit',
+    { ...base(outcome, now), reason: giveUp ? `crash loop: ${streak} quick deaths in a row, last: ${reason}` : reason },
+    run,
+  );
   if (!to) {
     ctx.store.runs.cas(run.id, [run.status], run.status, base(outcome, now));
     return;

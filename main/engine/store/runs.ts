@@ -290,17 +290,33 @@ export class RunStore {
    * Compare-and-set: move a run from one of `from` to `to`, applying the patch. Returns false when
    * the run was no longer in an expected state (someone else moved it first).
    */
-  cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}): boolean {
+  /**
+   * `read`: the run as read in the caller's transaction, then moved by this call only. A run that
+   * finishes with an end in the patch is counted from it and the patch (the pass settles a run
+   * per finished job: a read back per run was a tenth of settling it), else from the row read back.
+   */
+  cas(id: string, from: readonly RunStatus[], to: RunStatus, patch: RunPatch = {}, read?: RunRow): boolean {
     if (!RUN_TERMINAL.has(to) || from.every((f) => RUN_TERMINAL.has(f))) return this.moves.move(id, from, to, patch);
     // A run that finishes is counted once, as it finishes, in the transaction that finishes it:
     // counted as its row reads once moved (the end clamped to the start). Inside a transaction the
     // move is one statement and the count is gathered with it, so no savepoint of its own is needed.
+    const known = read && this.db.inTransaction && patch.endedAt !== undefined ? read : null;
     const finish = () => {
       if (!this.moves.move(id, from, to, patch)) return false;
       // Read back rather than RETURNING: SQLite gathers RETURNING rows in a table of their own first.
-      this.totals.finished(this.s.finished.get(id) as FinishedRun);
+      this.totals.finished(known ? finishedAs(known, to, patch) : (this.s.finished.get(id) as FinishedRun));
       return true;
     };
     return this.db.inTransaction ? finish() : writeTx(this.db, finish);
   }
+}
+
+/**
+ * The row a move that patches the end leaves, as the move's SQL writes it (CompareAndSet's span:
+ * the start as patched or as it was, the end never before it; SQL's MAX of a NULL is NULL).
+ */
+export function finishedAs(read: RunRow, to: RunStatus, patch: RunPatch): FinishedRun {
+  const start = patch.startedAt !== undefined ? patch.startedAt : read.startedAt;
+  const end = patch.endedAt ?? null;
+  return { routine_id: read.routineId, kind: read.kind, status: to, created_at: read.createdAt, started_at: start, ended_at: end === null ? null : Math.max(end, start ?? end) };
 }

@@ -73,6 +73,9 @@ describe('a run fired and started in the same pass', () => {
     expect(t.count(BEGIN)).toBe(3);
     expect(t.count(UPDATE_RUN)).toBe(3);
     expect(t.count(INSERT_RUN)).toBe(3);
+    // Counted for the metrics from the run as settling read it, not read again once moved.
+    expect(t.count(/^SELECT routine_id, kind, status, created_at, started_at, ended_at FROM runs\b/)).toBe(0);
+    expect(f.store.history.runTotals().map((r) => [r.routineId, r.status, r.n])).toEqual(['a', 'b', 'c'].map((id) => [full(id), 'COMPLETED', 1]));
     for (const id of ['a', 'b', 'c']) expect(f.runs(id).map((r) => r.status)).toEqual(['COMPLETED', 'STARTING']);
   });
 });

@@ -3,6 +3,7 @@
 // routine in one statement too — and a part of it that rolls back counts nothing.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RunRow } from '../../../main/engine/domain/types.js';
+import { finishedAs } from '../../../main/engine/store/runs.js';
 import { Store } from '../../../main/engine/store/store.js';
 
 let store: Store;
@@ -79,3 +80,29 @@ it('a finish that rolls back is not counted; one outside a transaction is counte
   expect(store.runs.cas('b', ['COMPLETED'], 'COMPLETED', { exitCode: 0 })).toBe(true);
   expect(tally()).toEqual([['me@host:a', 'COMPLETED', 1, 11_000]]);
 });
+
+it('a finish counted from the run as read in its transaction counts what the row reads back once moved', () => {
+  // finishedAs mirrors the move's SQL (the end never before the start): every shape of a finishing patch, against the row.
+  const starts = [null, 5000, 9000];
+  const patched: (number | null | undefined)[] = [undefined, null, 2000, 7000];
+  const ends: (number | null)[] = [null, 3000, 6000, 8000];
+  let n = 0;
+  for (const old of starts)
+    for (const startedAt of patched)
+      for (const endedAt of ends) {
+        const id = `r${n++}`;
+        store.runs.insert({ ...baseRun(id), status: 'RUNNING' });
+        if (old !== null) store.db.prepare(`UPDATE runs SET started_at = ? WHERE id = ?`).run(old, id);
+        const read = store.runs.get(id)!;
+        const patch = { endedAt, ...(startedAt === undefined ? {} : { startedAt }), exitCode: 0 };
+        store.tx(() => expect(store.runs.cas(id, ['RUNNING'], 'COMPLETED', patch, read)).toBe(true));
+        const row = store.db.prepare(`SELECT routine_id, kind, status, created_at, started_at, ended_at FROM runs WHERE id = ?`).get(id);
+        expect(finishedAs(read, 'COMPLETED', patch)).toEqual(row);
+      }
+  // Counted once each, with the end the row has.
+  expect(store.history.runTotals().map((t) => t.n)).toEqual([n]);
+});
+
+function baseRun(id: string): RunRow {
+  return { id, routineId: 'me@host:r', kind: 'batch', cycle: '2026-01-05', scheduledAt: 1000, attempt: 1, status: 'PENDING', reason: null, exitCode: null, signal: null, backend: null, runDir: null, manual: false, notBefore: null, createdAt: 1000, startedAt: null, endedAt: null, heartbeatAt: null };
+}
