@@ -6,12 +6,13 @@
 // records of all it loaded; minified, in a few chunks, an idle daemon holds megabytes less
 // (bench `idle`). The desktop app's engine stays tsc's unbundled modules.
 //
-// Left outside the bundle, loaded from node_modules as before:
-// - better-sqlite3, a native module; and what is only required on first use by a request that
-//   needs it (Fastify's schema compilers, logger and inject; cron-parser): bundled, their source
-//   would sit in every daemon's memory unused.
-// - zod: the event catalogue requires it synchronously on first append (events/catalogue.ts),
-//   and must get the one instance the rest of the engine imports.
+// Bundled: what the idle daemon and most commands run (the engine, Fastify, zod, commander);
+// zod tree-shaken of what Tend never calls (its locales, JSON Schema import), one chunk instead
+// of some 100 modules. The event catalogue gets the bundle's zod (events/catalogue.ts shareZod).
+// Left outside the bundle, loaded from node_modules as before: better-sqlite3, a native module;
+// and what only some commands or requests load (yaml, Fastify's schema compilers, logger and
+// inject, cron-parser): bundled, their source would sit in every daemon's memory. The MCP SDK is
+// bundled into the chunk of `tend mcp` alone, so its zod is the bundle's too.
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -26,7 +27,7 @@ if (readFileSync(entry, 'utf8').includes(MARK)) {
   process.exit(1);
 }
 
-const EXTERNAL = ['better-sqlite3', 'zod', 'yaml', 'cron-parser', '@modelcontextprotocol/sdk', 'pino', 'light-my-request', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+const EXTERNAL = ['better-sqlite3', 'yaml', 'cron-parser', 'pino', 'light-my-request', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 /**

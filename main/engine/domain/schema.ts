@@ -5,11 +5,14 @@ import { dayProblem } from '../timing/day.js';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { invalid, type Issue } from '../errors.js';
+import { shareZod } from '../events/catalogue.js';
 import { DurationError, formatDuration as fmt, parseDuration } from '../timing/duration.js';
 import { isValidTimeZone, machineTimeZone } from '../timing/tz.js';
 import { parseAt, parseRuntimes, resolveIn, validateCron } from '../timing/next.js';
 import { SlurmOptionsSchema } from './slurm.js';
 import type { RoutineDef, Timing } from './types.js';
+
+shareZod(z);
 
 export const ROUTINE_ID = /^[^@\s:]+@[^@\s:]+:\S.*$/;
 /** A full id, or a short one (`reports/parse`) that is completed with a computer when saved. */

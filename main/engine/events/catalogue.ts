@@ -138,13 +138,22 @@ export type EventData<T extends EventType> = (typeof CATALOGUE)[T]['data'] exten
 let zod: Zod | null = null;
 const built = new Map<EventType, z.ZodType<Record<string, unknown>>>();
 
+/**
+ * The zod the rest of the process imports, handed over by the module that imports it for every
+ * input (domain/schema.ts) as it loads. In the CLI bundle, which holds its own zod
+ * (scripts/bundle-cli.mjs), zod from node_modules would be a second copy.
+ */
+export function shareZod(z: Zod): void {
+  zod ??= z;
+}
+
 /** A type's data schema, built on first use (zod loads then, synchronously: the append is). */
 function schemaOf(type: EventType, shape: Shape): z.ZodType<Record<string, unknown>> {
   let schema = built.get(type);
   if (!schema) {
-    // The ES module, the zod the rest of the engine imports (require of an ES module returns its
-    // one instance): `require('zod')` resolves to the package's CommonJS build, a second zod of
-    // some 100 files held beside the first by every daemon that had appended an event.
+    // Else the ES module, the zod the engine's modules import (require of an ES module returns
+    // its one instance): `require('zod')` resolves to the package's CommonJS build, a second zod
+    // of some 100 files held beside the first by every daemon that had appended an event.
     zod ??= (createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('zod'))) as { z: Zod }).z;
     schema = shape(zod);
     built.set(type, schema);
