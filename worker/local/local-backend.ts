@@ -14,6 +14,7 @@ import { checkRevision } from '../jobdir/revision.js';
 import { fetchLocalJob, pollLocalJob } from './settle.js';
 import { submitLocalJob } from './submit.js';
 import { Standbys } from './standby.js';
+import { BatchWaiters } from './batch-waiters.js';
 import type { WaiterTools } from './tools.js';
 
 export interface LocalBackendOptions {
@@ -29,6 +30,8 @@ export interface LocalBackendOptions {
   startTimeoutMs?: number;
   /** The waiter's shell and how it is spawned (the host's settings; default sh, through the helper). */
   tools?: WaiterTools;
+  /** At most this many waiters kept between batch jobs (the host's slots; default 8). */
+  batchWaiters?: number;
 }
 
 export interface LocalBackend extends Backend {
@@ -81,6 +84,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     standbys.followedEnded(runId);
   };
   const waiters = join(opts.dataDir, 'runs', '.waiters');
+  const batchWaiters = new BatchWaiters({ dataDir: opts.dataDir, tools: opts.tools, killGraceMs, max: opts.batchWaiters ?? 8, onOver: onExit });
 
   return {
     name: 'local',
@@ -107,7 +111,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
         const existing = handleFromRunDir(spec.runDir);
         if (existing) return toHandle(existing);
       }
-      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit, startTimeoutMs, tools: opts.tools, killGraceMs, standbys, waiters });
+      const handle = await submitLocalJob(spec, { tendVersion: opts.tendVersion, onExit, startTimeoutMs, tools: opts.tools, killGraceMs, standbys, batchWaiters, waiters });
       if (spec.realtime) standbys.prepareAfter(spec);
       return toHandle(handle);
     },

@@ -4,7 +4,7 @@
 // daemon). The shared text finds its places when it runs (wrapper.ts, WrapperParams): its job
 // directory from its own path, its working directory from TEND_WAITER_WORKDIR.
 import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processProvider } from '../jobdir/proc.js';
 import { sharedWrapperScript, type WaiterTools } from './tools.js';
@@ -32,13 +32,7 @@ const written = new Map<string, string>();
  */
 export function placeWaiter(dir: string, script: string, text: string, again = true): void {
   const key = `${dir}\0${text}`;
-  let shared = written.get(key);
-  if (shared === undefined) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    shared = join(dir, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.sh`);
-    writeNew(shared, text);
-    written.set(key, shared);
-  }
+  const shared = sharedCopy(dir, text);
   try {
     linkSync(shared, script);
     return;
@@ -62,6 +56,20 @@ export function placeWaiter(dir: string, script: string, text: string, again = t
     }
   }
   writeNew(script, text);
+}
+
+/** The copy of `text` kept in `dir` (`<hash>.sh`), written the first time this process asks. */
+export function sharedCopy(dir: string, text: string, check = false): string {
+  const key = `${dir}\0${text}`;
+  let shared = written.get(key);
+  // `check`: written once, but the data dir's runs may have been cleared since.
+  if (shared === undefined || (check && !existsSync(shared))) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    shared = join(dir, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.sh`);
+    writeNew(shared, text);
+    written.set(key, shared);
+  }
+  return shared;
 }
 
 /** Written through a temp name and a rename, owner-only and executable. */

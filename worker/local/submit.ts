@@ -21,6 +21,8 @@ import { jobShell, localWrapperScript, type WaiterTools } from './tools.js';
 import { HelperGone, launchHere, launchViaHelper, standbyHelper, type WrapperLaunch } from './spawner.js';
 import { hearEnd, type Standby, type Standbys } from './standby.js';
 import { goMessage } from './standby-script.js';
+import type { BatchWaiter, BatchWaiters } from './batch-waiters.js';
+import { batchJobMessage, envAssignments } from './batch-waiter-script.js';
 import { placeWaiter, sharedWaiterText, WAITER_WORKDIR } from './shared-waiter.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
@@ -38,6 +40,8 @@ export interface SubmitContext {
   killGraceMs?: number;
   /** Waiters started ahead for realtime routines' next instances. */
   standbys?: Standbys;
+  /** Waiters kept between batch jobs: a job given to one is a message, not a waiter's start. */
+  batchWaiters?: BatchWaiters;
   /** Where the waiter every job shares is kept (run.sh is a hard link to it); unset, each job's run.sh is its own. */
   waiters?: string;
 }
@@ -51,6 +55,11 @@ export function tendEnv(spec: JobSpec): Record<string, string> {
     TEND_ATTEMPT: String(spec.attempt),
     TEND_SCHEDULED_AT: new Date(spec.scheduledAt).toISOString(),
   };
+}
+
+/** The whole environment of a job's routine: the daemon's, `spec.env` over it, the TEND_* variables over both. */
+function jobEnv(spec: JobSpec): Record<string, string> {
+  return { ...inheritedEnv(), ...spec.env, ...tendEnv(spec) };
 }
 
 /**
@@ -129,6 +138,19 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
     const handle = await fromStandby(spec, manifest, taken, ctx, bootId);
     if (handle) return handle;
   }
+  const pool = spec.realtime ? undefined : ctx.batchWaiters;
+  const poolText = pool?.script() ?? null;
+  const waiter = pool && poolText !== null ? await pool.take(poolText) : null;
+  if (pool && waiter) {
+    const assignments = envAssignments(waiter.env, jobEnv(spec));
+    const message = assignments === null ? null : batchJobMessage(runDir, cwd, [spec.command, ...spec.args], assignments);
+    if (message === null) pool.release(waiter);
+    else {
+      writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));
+      const handle = await onBatchWaiter(spec, pool, waiter, message, ctx, bootId);
+      if (handle) return handle;
+    }
+  }
   // A new inode or link (temp + rename): a wrapper of an interrupted launch may still be reading the old one.
   if (ctx.waiters) placeWaiter(ctx.waiters, script, text);
   else writeFileAtomicNow(script, text, 0o700);
@@ -136,7 +158,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
 
   // The wrapper gets its own session (detached), files for stdio and no reference from this
   // process: a daemon killed with -9 leaves it running, and it still writes the sentinel.
-  const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...inheritedEnv(), ...spec.env, ...tendEnv(spec), ...(ctx.waiters ? { [WAITER_WORKDIR]: cwd } : {}) }, log: jobPath(runDir, 'wrapperLog') };
+  const launch: WrapperLaunch = { file: shell[0] as string, args: [...shell.slice(1), script, spec.command, ...spec.args], cwd: runDir, env: { ...jobEnv(spec), ...(ctx.waiters ? { [WAITER_WORKDIR]: cwd } : {}) }, log: jobPath(runDir, 'wrapperLog') };
   let exited = false;
   const onExit = () => {
     if (exited) return; // a realtime run's is heard twice: its pipe's end, and the helper's report
@@ -232,4 +254,35 @@ async function fromStandby(spec: JobSpec, manifest: Manifest, taken: { standby: 
   }));
   if (!(await ctx.standbys!.go(standby, text, exited))) return null;
   return handle;
+}
+
+/**
+ * Start the run on a batch waiter (the manifest is written): the job is a message, and its first
+ * answer says what became of it. Null when the waiter left without claiming the directory: the
+ * caller launches the ordinary way (the directory's claim keeps the run single either way).
+ */
+async function onBatchWaiter(spec: JobSpec, pool: BatchWaiters, waiter: BatchWaiter, message: string, ctx: SubmitContext, bootId: string | null): Promise<LocalHandle | null> {
+  const runDir = spec.runDir;
+  const answer = await pool.run(waiter, spec.runId, message);
+  if (answer === 'gone' && readLaunched(runDir) === null) return null;
+  if (answer === 'taken' || answer === 'gone') {
+    // Another waiter claimed it first (an interrupted launch's), or ours left after its claim: the directory tells.
+    const deadline = Date.now() + ctx.startTimeoutMs;
+    while (!readPidRecord(runDir) && !readSentinel(runDir) && Date.now() < deadline) await delay(5);
+  }
+  const rec = readPidRecord(runDir);
+  const launched = rec ? null : readLaunched(runDir);
+  if (!rec && !readSentinel(runDir) && answer === 'gone' && launched?.pid === waiter.pid) {
+    writeSentinelIfAbsent(runDir, { kind: 'error', message: 'the job waiter exited before starting the routine' });
+  }
+  return {
+    backend: 'local',
+    runId: spec.runId,
+    runDir,
+    pid: rec?.pid ?? null,
+    startTime: rec?.startTime ?? null,
+    wrapperPid: rec?.wrapperPid ?? launched?.pid ?? waiter.pid,
+    wrapperStartTime: rec?.wrapperStartTime ?? launched?.startTime ?? null,
+    bootId,
+  };
 }

@@ -104,7 +104,12 @@ export function finishFunctions(leftoverGraceMs = 5000): string {
   [ -n "$child" ] && leftovers
   exit 0
 }
-leftovers() {
+${leftoversFunction(leftoverGraceMs)}`;
+}
+
+/** leftovers: TERM to what is left in the routine's process group ($child), KILL after the grace. */
+export function leftoversFunction(leftoverGraceMs = 5000): string {
+  return `leftovers() {
   kill -s TERM -- -"$child" 2> /dev/null || return 0
   n=0
   while kill -s 0 -- -"$child" 2> /dev/null && [ "$n" -lt ${Math.max(1, Math.ceil(leftoverGraceMs / 100))} ]; do

@@ -33,7 +33,7 @@ export function standardBackends(o: StandardBackendOptions = {}): (hooks: Backen
   return (h) => {
     const named = new Map(o.replace ?? []);
     if (!named.has('local')) {
-      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, tools: waiterTools(h.settings), ...o.local }));
+      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, tools: waiterTools(h.settings), batchWaiters: h.settings.maxParallel, ...o.local }));
     }
     // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
     // Creating it runs no command: health() says whether Slurm is there when work asks for it.

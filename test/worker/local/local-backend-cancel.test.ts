@@ -12,10 +12,12 @@ import { waitFor } from '../../helpers/wait.js';
 
 let data: ReturnType<typeof tempDir>;
 let backend: LocalBackend;
+/** Runs whose waiter reported them over (onExit). */
+const over: string[] = [];
 
 beforeAll(() => {
   data = tempDir();
-  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools });
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, onExit: (id) => over.push(id) });
 });
 afterAll(async () => {
   await stopAll(backend, data.path);
@@ -147,8 +149,9 @@ describe('what a routine leaves behind', () => {
     const left = await leftover(spec.runDir);
     try {
       expect(await settle(backend, handle)).toMatchObject({ exitCode: 0 });
-      // The waiter has stopped what was in the routine's group by the time it exits.
-      await waitFor(() => !isSameProcessAlive(handle['wrapperPid'] as number, handle['wrapperStartTime'] as number), 10_000, 'the waiter to exit');
+      // The waiter has stopped what was in the routine's group by the time it reports the job over
+      // (it exits, or a batch waiter goes back to waiting).
+      await waitFor(() => over.includes(spec.runId), 10_000, 'the waiter to report the job over');
       expect(gone(left)).toBe(false);
     } finally {
       process.kill(left.pid, 'SIGKILL');

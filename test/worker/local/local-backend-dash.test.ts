@@ -7,3 +7,4 @@ await import('./local-backend-cancel.test.js');
 await import('./local-backend-logs.test.js');
 await import('./local-backend-survival.test.js');
 await import('./standby.test.js');
+await import('./batch-waiters.test.js');

@@ -39,7 +39,9 @@ function buildBackend(outDir: string): string {
     `import { createLocalBackend } from ${JSON.stringify(join(outDir, 'out/worker/local/index.js'))};
 const [dataDir, specJson, toolsJson] = process.argv.slice(2);
 const backend = createLocalBackend({ dataDir, tendVersion: 'daemon', tools: JSON.parse(toolsJson) });
-const handle = await backend.submit(JSON.parse(specJson));
+const spec = JSON.parse(specJson);
+// An array of specs: submitted together, their handles written as one array.
+const handle = Array.isArray(spec) ? await Promise.all(spec.map((s) => backend.submit(s))) : await backend.submit(spec);
 process.stdout.write(JSON.stringify(handle) + '\\n'); // the ledger write
 setInterval(() => {}, 60_000); // stay up until killed
 `,
@@ -47,7 +49,7 @@ setInterval(() => {}, 60_000); // stay up until killed
   return script;
 }
 
-/** Start the fake daemon, get the handle it recorded. */
+/** Start the fake daemon, get the handle it recorded (an array of them for an array of specs). */
 async function launchFromDaemon(specJson: string): Promise<{ daemon: ChildProcess; handle: Handle }> {
   const daemon = spawn(process.execPath, [daemonScript, data.path, specJson, JSON.stringify(suiteTools)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: daemon.stdout! });
@@ -104,6 +106,36 @@ describe('a job survives the death of the process that launched it', () => {
     await waitFor(() => !isSameProcessAlive(handle['pid'] as number, handle['startTime'] as number), 5000, 'the routine to die');
     const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
     expect(await settle(restarted, handle)).toMatchObject({ exitCode: null, signal: null, reason: 'process vanished without an exit code (killed with the machine?)', endedAt: null });
+  });
+
+  it('batch waiters die with the daemon killed -9: a waiting one at once, having run nothing; one running a job finishes it, sentinel and all, then leaves', async () => {
+    const marker = join(data.path, 'batch.marker');
+    const release = join(data.path, 'batch-release');
+    const long = makeSpec(data.path, { command: fixture('append-marker.sh'), args: [marker, release, '6'] });
+    const quick = makeSpec(data.path, { command: '/bin/true' });
+    const { daemon, handle } = await launchFromDaemon(JSON.stringify([long, quick]));
+    const [hl, hq] = handle as unknown as Handle[];
+    const waiter = (h: Handle) => ({ pid: h['wrapperPid'] as number, startTime: h['wrapperStartTime'] as number });
+    const [wl, wq] = [waiter(hl!), waiter(hq!)];
+    expect(wl.pid).not.toBe(wq.pid);
+    for (const w of [wl, wq]) expect(readFileSync(`/proc/${w.pid}/cmdline`, 'utf8')).toContain(join(data.path, 'runs', '.waiters'));
+    // The quick job over, its waiter is back waiting for the next (no child left).
+    await waitFor(() => existsSync(join(quick.runDir, 'exit_code')) && procfsTable().all().every((p) => p.ppid !== wq.pid), 10_000, 'the quick job to end');
+    await waitFor(() => { try { return readFileSync(marker, 'utf8').includes('ran'); } catch { return false; } }, 10_000, 'the long job to start');
+
+    const died = new Promise((res) => daemon.once('exit', res));
+    daemon.kill('SIGKILL');
+    await died;
+    await waitFor(() => !isSameProcessAlive(wq.pid, wq.startTime), 10_000, 'the waiting one to leave with its daemon', 50);
+    expect(isSameProcessAlive(wl.pid, wl.startTime)).toBe(true);
+    expect(isSameProcessAlive(hl!['pid'] as number, hl!['startTime'] as number)).toBe(true);
+
+    writeFileSync(release, '');
+    await waitFor(() => !isSameProcessAlive(wl.pid, wl.startTime), 10_000, 'the busy one to leave once its job is over', 50);
+    expect(readFileSync(join(long.runDir, 'exit_code'), 'utf8')).toBe('6\n');
+    const restarted = createLocalBackend({ dataDir: data.path, tendVersion: 'restarted', tools: suiteTools });
+    expect(await settle(restarted, hl!)).toMatchObject({ exitCode: 6, signal: null, reason: null });
+    expect(readFileSync(marker, 'utf8').trim().split('\n')).toEqual([`ran ${long.runId}`]);
   });
 
   it("a realtime routine's standby dies with the daemon killed -9, having run nothing; its running instance lives on", async () => {

@@ -128,12 +128,13 @@ describe('the job directory', () => {
     expect(m?.startedAt).toBeGreaterThan(0);
   });
 
-  it("every job's run.sh is one shared waiter (a hard link); each routine runs in its own working directory, without the waiter's variable", async () => {
+  it("without batch waiters, every job's run.sh is one shared waiter (a hard link); each routine runs in its own working directory, without the waiter's variable", async () => {
     const work = join(data.path, 'work-shared');
     mkdirSync(work, { recursive: true });
     const cmd = { command: '/bin/sh', args: ['-c', 'pwd; echo "w=${TEND_WAITER_WORKDIR-unset}"'] };
     const specs = [makeSpec(data.path, { ...cmd, maskedArgs: cmd.args }), makeSpec(data.path, { ...cmd, maskedArgs: cmd.args, cwd: work })];
-    for (const spec of specs) expect(await settle(backend, await backend.submit(spec))).toMatchObject({ exitCode: 0 });
+    const unpooled = createLocalBackend({ dataDir: data.path, tendVersion: '0.1.0-test', tools: suiteTools, batchWaiters: 0 });
+    for (const spec of specs) expect(await settle(unpooled, await unpooled.submit(spec))).toMatchObject({ exitCode: 0 });
     const [a, b] = specs.map((spec) => statSync(join(spec.runDir, 'run.sh')));
     expect(a!.ino).toBe(b!.ino);
     expect(a!.nlink).toBeGreaterThanOrEqual(3); // the shared copy and these two

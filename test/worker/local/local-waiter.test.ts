@@ -48,14 +48,20 @@ describe('the waiter', () => {
 });
 
 describe('without a setsid program (macOS)', () => {
-  it("perl's POSIX::setsid makes the routine the leader of its own session", async () => {
-    // Both jobs end by themselves: nothing of this backend is left to stop.
-    const perl = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: { perlSetsid: true } });
-    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$"; exit 4'] });
+  // Both backends' jobs end by themselves: nothing of them is left to stop.
+  it.each([
+    ['its run.sh', 0],
+    ['a batch waiter', 8],
+  ])("perl's POSIX::setsid makes the routine the leader of its own session (the waiter: %s)", async (_, batchWaiters) => {
+    const perl = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: { perlSetsid: true }, batchWaiters });
+    const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$ $(ps -o sid= -p $$)"; exit 4'] });
     const handle = await perl.submit(spec);
-    expect(readFileSync(join(spec.runDir, 'run.sh'), 'utf8')).toContain('POSIX::setsid');
+    const wrapper = handle['wrapperPid'] as number;
+    const script = batchWaiters === 0 ? join(spec.runDir, 'run.sh') : readFileSync(`/proc/${wrapper}/cmdline`, 'utf8').split('\0').find((a) => a.endsWith('.sh'))!;
+    expect(readFileSync(script, 'utf8')).toContain('POSIX::setsid');
     expect(await settle(perl, handle)).toMatchObject({ exitCode: 4 });
-    expect(perl.tailLog(spec.runDir, 'stdout', 100)).toBe(`${handle['pid'] as number}\n`);
+    const pid = handle['pid'] as number;
+    expect(perl.tailLog(spec.runDir, 'stdout', 100).replace(/ +/g, ' ')).toBe(`${pid} ${pid}\n`);
     const missing = makeSpec(data.path, { command: '/nonexistent/program' });
     expect(await settle(perl, await perl.submit(missing))).toMatchObject({ exitCode: 2 });
     expect(perl.tailLog(missing.runDir, 'stderr', 200)).toContain('/nonexistent/program');

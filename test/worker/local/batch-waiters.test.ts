@@ -1,0 +1,118 @@
+// Batch waiters (issue 14, per job): the local backend keeps waiters between batch jobs, and a
+// job is a message to one — a fork and the routine's exec, not a shell's start. Real processes,
+// real job directories. What the daemon's death does to them is in local-backend-survival.test.ts.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Handle } from '../../../main/engine/backend.js';
+import { createLocalBackend, type LocalBackend } from '../../../worker/local/index.js';
+import { readProcStat } from '../../../worker/jobdir/proc.js';
+import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
+import { suiteTools } from '../../helpers/waiter-tools.js';
+import { fixture, makeSpec, settle, stopAll, tempDir } from '../../helpers/local-job.js';
+import { waitFor } from '../../helpers/wait.js';
+
+let data: ReturnType<typeof tempDir>;
+let backend: LocalBackend;
+const over: string[] = [];
+
+beforeAll(() => {
+  data = tempDir('tend-batch-waiters-');
+  backend = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, onExit: (id) => over.push(id) });
+});
+afterAll(async () => {
+  await stopAll(backend, data.path);
+  data.remove();
+});
+
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return []; // gone
+  }
+};
+/** A batch waiter runs the script kept in runs/.waiters; an ordinary one its job's run.sh. */
+const isBatchWaiter = (pid: number) => cmdline(pid).some((a) => a.startsWith(join(data.path, 'runs', '.waiters')));
+
+/** Run to the end, and until its waiter has reported it over (it may then take the next). */
+async function runToEnd(b: LocalBackend, handle: Handle) {
+  const outcome = await settle(b, handle);
+  await waitFor(() => over.includes(handle['runId'] as string), 10_000, 'the waiter to report the job over');
+  return outcome;
+}
+
+describe('batch waiters', () => {
+  it('jobs run one after another on the same waiter, each routine the leader of its own session, each with its own files', async () => {
+    const print = { command: '/bin/sh', args: ['-c', 'echo "$TEND_RUN_ID in $(pwd)"; echo err >&2; exit 4'] };
+    const first = makeSpec(data.path, print);
+    const h1 = await backend.submit(first);
+    expect(isBatchWaiter(h1['wrapperPid'] as number)).toBe(true);
+    expect(await runToEnd(backend, h1)).toMatchObject({ exitCode: 4 });
+
+    const hang = makeSpec(data.path, { command: fixture('hang.sh'), cwd: data.path });
+    const h2 = await backend.submit(hang);
+    expect(h2['wrapperPid']).toBe(h1['wrapperPid']);
+    await waitFor(() => backend.tailLog(hang.runDir, 'stdout', 100).includes('hanging'), 10_000, 'the routine to start');
+    expect(readProcStat(h2['pid'] as number, procfsTable())).toMatchObject({ sid: h2['pid'], pgid: h2['pid'], ppid: h2['wrapperPid'] });
+    expect(readProcStat(h2['wrapperPid'] as number, procfsTable())?.sid).toBe(h2['wrapperPid']);
+    await backend.cancel(h2, 1000);
+    expect(readFileSync(join(hang.runDir, 'exit_code'), 'utf8')).toBe('signal:TERM\n');
+    await waitFor(() => over.includes(hang.runId), 10_000, 'the waiter to report the cancelled job over');
+
+    const third = makeSpec(data.path, print);
+    const h3 = await backend.submit(third);
+    expect(h3['wrapperPid']).toBe(h1['wrapperPid']);
+    expect(await runToEnd(backend, h3)).toMatchObject({ exitCode: 4 });
+    for (const spec of [first, third]) {
+      expect(backend.tailLog(spec.runDir, 'stdout', 1000)).toBe(`${spec.runId} in ${spec.runDir}\n`);
+      expect(backend.tailLog(spec.runDir, 'stderr', 1000)).toBe('err\n');
+      // No run.sh: the waiter was running already. Everything the waiter wrote is owner-only.
+      expect(readdirSync(spec.runDir).sort()).toEqual(['exit_code', 'launched', 'manifest.json', 'pid.json', 'stderr.log', 'stdout.log']);
+      for (const f of readdirSync(spec.runDir)) expect(statSync(join(spec.runDir, f)).mode & 0o077).toBe(0);
+    }
+  });
+
+  it("arguments and environment values reach the routine as they are; the daemon's environment is the one of now, not of the waiter's start", async () => {
+    process.env['TEND_TEST_GONE'] = 'there at the start';
+    const fresh = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, onExit: (id) => over.push(id) });
+    const h0 = await fresh.submit(makeSpec(data.path, { command: '/bin/true' }));
+    await runToEnd(fresh, h0);
+    delete process.env['TEND_TEST_GONE'];
+    process.env['TEND_TEST_LATER'] = 'added since';
+    const odd = `it's "q" $HOME \`x\` \\ back\nslash\n`;
+    try {
+      const spec = makeSpec(data.path, {
+        command: '/bin/sh',
+        args: ['-c', 'printf "[%s]" "$1" "$ODD" "${TEND_TEST_LATER-unset}" "${TEND_TEST_GONE-unset}"', 'zero', odd],
+        env: { ODD: odd },
+      });
+      const handle = await fresh.submit(spec);
+      expect(handle['wrapperPid']).toBe(h0['wrapperPid']);
+      expect(await runToEnd(fresh, handle)).toMatchObject({ exitCode: 0 });
+      expect(fresh.tailLog(spec.runDir, 'stdout', 1000)).toBe(`[${odd}][${odd}][added since][unset]`);
+    } finally {
+      delete process.env['TEND_TEST_LATER'];
+    }
+  });
+
+  it('a variable name no shell variable can have starts that job the ordinary way (through exec, as before)', async () => {
+    const spec = makeSpec(data.path, { command: '/usr/bin/env', env: { 'TEND.ODD-NAME': 'kept' } });
+    const handle = await backend.submit(spec);
+    expect(isBatchWaiter(handle['wrapperPid'] as number)).toBe(false);
+    expect(await settle(backend, handle)).toMatchObject({ exitCode: 0 });
+    expect(readdirSync(spec.runDir)).toContain('run.sh');
+  });
+
+  it('there are no more waiters than the backend is given: a job beyond them starts the ordinary way', async () => {
+    const one = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, batchWaiters: 1 });
+    const a = makeSpec(data.path, { command: fixture('hang.sh') });
+    const b = makeSpec(data.path, { command: fixture('hang.sh') });
+    const [ha, hb] = await Promise.all([one.submit(a), one.submit(b)]);
+    try {
+      expect([ha, hb].map((h) => isBatchWaiter(h['wrapperPid'] as number)).sort()).toEqual([false, true]);
+    } finally {
+      await Promise.all([one.cancel(ha, 1000), one.cancel(hb, 1000)]);
+    }
+  });
+});

@@ -1,0 +1,217 @@
+// Batch waiters: waiters this backend keeps running between batch jobs (batch-waiter-script.ts),
+// each serving one job at a time, so that a job is a message to a waiting shell rather than a
+// waiter's start through the spawn helper. There are never more than `max` (the host's slots):
+// a job that finds none idle starts one and is its first; one left idle for IDLE_MS leaves.
+//
+// A waiter is started only through the spawn helper, whose pipe is its lifeline: its stdin is a
+// socket only this process holds, and end of file on it (this process exited or was killed)
+// makes it leave once the job it runs, if any, is over. Its answers come back on that socket.
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { inheritedEnv } from '../inherited-env.js';
+import { processProvider } from '../jobdir/proc.js';
+import { batchWaiterScript } from './batch-waiter-script.js';
+import { sharedCopy } from './shared-waiter.js';
+import { standbyHelper } from './spawner.js';
+import { jobShell, setsidArgv, type WaiterTools } from './tools.js';
+
+/** How long a waiter waits for its next job before it leaves. */
+export const IDLE_MS = 10_000;
+
+/** The waiter's first answer to a job: `gone` if it left (or its socket failed) before answering. */
+export type Answer = 'started' | 'taken' | 'over' | 'gone';
+
+export interface BatchWaiter {
+  /** The shell's pid (from the helper). */
+  pid: number;
+  /** What it was started with: its script, and the environment its jobs' assignments start from. */
+  text: string;
+  env: Readonly<Record<string, string>>;
+}
+
+interface Entry extends BatchWaiter {
+  socket: Socket | null;
+  state: 'starting' | 'idle' | 'busy' | 'gone';
+  /** The job it runs, and who waits for its first answer. */
+  runId: string | null;
+  answer: ((a: Answer) => void) | null;
+  buffered: string;
+  timer: NodeJS.Timeout | null;
+  /** Settles once it is up (its socket here) or gone. */
+  up: Promise<void>;
+}
+
+export interface BatchWaiterOptions {
+  dataDir: string;
+  tools?: WaiterTools | undefined;
+  killGraceMs?: number | undefined;
+  /** At most this many waiters (the host's slots). */
+  max: number;
+  /** A job a waiter ran is over (sentinel written, leftovers stopped), or its waiter left mid-job. */
+  onOver: (runId: string) => void;
+}
+
+export class BatchWaiters {
+  private readonly all = new Set<Entry>();
+  private readonly dir: string;
+  private readonly texts = new Map<string, string>();
+
+  constructor(private readonly o: BatchWaiterOptions) {
+    this.dir = join(o.dataDir, 'runs', '.waiters');
+  }
+
+  /** The script waiters run now (tools, grace, process provider and umask decide it); null without setsid or perl. */
+  script(): string | null {
+    const provider = processProvider().name;
+    const key = `${provider}|${process.umask()}`;
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      const setsid = setsidArgv(this.o.tools?.perlSetsid);
+      if (!setsid) return null;
+      text = batchWaiterScript({ provider, setsid, leftoverGraceMs: this.o.killGraceMs, home: this.dir });
+      this.texts.set(key, text);
+    }
+    return text;
+  }
+
+  /**
+   * A waiter running `text` for one job, now busy: an idle one, else one started for it (if there
+   * is room), once it is up. Null: none (the job starts the ordinary way).
+   */
+  async take(text: string): Promise<BatchWaiter | null> {
+    for (const w of this.all) {
+      if (w.state !== 'idle' || w.text !== text || !w.socket || w.socket.destroyed) continue;
+      this.busy(w);
+      return w;
+    }
+    const w = this.start(text);
+    if (!w) return null;
+    await w.up;
+    return w.state === 'busy' ? w : null;
+  }
+
+  /** Give a taken waiter its job; resolves with its first answer. */
+  run(waiter: BatchWaiter, runId: string, message: string): Promise<Answer> {
+    const w = waiter as Entry;
+    return new Promise((resolve) => {
+      if (w.state !== 'busy' || !w.socket) return resolve('gone');
+      w.runId = runId;
+      // Waited on until its first answer (a launch in flight keeps this process up), then held only.
+      const socket = w.socket;
+      socket.ref();
+      w.answer = (a) => {
+        socket.unref();
+        resolve(a);
+      };
+      socket.write(message, (err) => {
+        if (err) this.gone(w);
+      });
+    });
+  }
+
+  /** A taken waiter that was given no job goes back to the pool. */
+  release(waiter: BatchWaiter): void {
+    const w = waiter as Entry;
+    if (w.state === 'busy' && w.runId === null) this.idle(w);
+  }
+
+  /** How many are running, by state (tests, the bench). */
+  counts(): Record<Entry['state'], number> {
+    const c = { starting: 0, idle: 0, busy: 0, gone: 0 };
+    for (const w of this.all) c[w.state]++;
+    return c;
+  }
+
+  /** A new waiter, busy from the start: it is for the job that asked. */
+  private start(text: string): Entry | null {
+    const helper = standbyHelper(this.o.tools?.spawner ?? true);
+    if (!helper || this.all.size >= this.o.max) return null;
+    let shell: string[];
+    let file: string;
+    try {
+      shell = jobShell(this.o.tools?.shell);
+      file = sharedCopy(this.dir, text, true);
+    } catch {
+      return null; // jobs start the ordinary way
+    }
+    const env = inheritedEnv();
+    let up!: () => void;
+    const w: Entry = { pid: 0, text, env, socket: null, state: 'starting', runId: null, answer: null, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
+    this.all.add(w);
+    const started = helper.launchPiped({ file: shell[0] as string, args: [...shell.slice(1), file], cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
+    started.started
+      .then(
+        ({ pid, stdin }) => {
+          w.pid = pid;
+          // No pipe passed (the helper could not send it, and closed its copy): it leaves by itself.
+          if (!stdin || w.state === 'gone') {
+            stdin?.destroy();
+            return this.gone(w);
+          }
+          w.socket = stdin;
+          stdin.setEncoding('utf8');
+          stdin.on('error', () => this.gone(w));
+          stdin.on('close', () => this.gone(w));
+          stdin.on('data', (chunk: string) => this.heard(w, chunk));
+          // Held, not waited on: it keeps no process alive (at exit the socket closes, and the waiter leaves).
+          stdin.unref();
+          this.busy(w);
+        },
+        () => this.gone(w),
+      )
+      .finally(up);
+    return w;
+  }
+
+  private busy(w: Entry): void {
+    w.state = 'busy';
+    if (w.timer) clearTimeout(w.timer);
+    w.timer = null;
+  }
+
+  private heard(w: Entry, chunk: string): void {
+    w.buffered += chunk;
+    for (let nl = w.buffered.indexOf('\n'); nl >= 0; nl = w.buffered.indexOf('\n')) {
+      const line = w.buffered.slice(0, nl);
+      w.buffered = w.buffered.slice(nl + 1);
+      const answer = w.answer;
+      if (line === 'started' || line === 'taken' || line === 'over') {
+        w.answer = null;
+        answer?.(line);
+      }
+      if (line === 'taken') {
+        w.runId = null;
+        this.idle(w);
+      } else if (line === 'over') {
+        const runId = w.runId;
+        w.runId = null;
+        this.idle(w);
+        if (runId !== null) this.o.onOver(runId);
+      }
+    }
+  }
+
+  private idle(w: Entry): void {
+    if (w.state === 'gone') return;
+    w.state = 'idle';
+    if (w.timer) clearTimeout(w.timer);
+    w.timer = setTimeout(() => w.socket?.destroy(), IDLE_MS);
+    w.timer.unref();
+  }
+
+  /** It left (or its socket failed: then it leaves at end of file). A job it ran is over as far as it goes. */
+  private gone(w: Entry): void {
+    if (w.state === 'gone') return;
+    w.state = 'gone';
+    this.all.delete(w);
+    if (w.timer) clearTimeout(w.timer);
+    w.timer = null;
+    w.socket?.destroy();
+    const { answer, runId } = w;
+    w.answer = null;
+    w.runId = null;
+    // Before its first answer, the caller decides what became of the job; after it, the job is over as far as this waiter goes.
+    if (answer) answer('gone');
+    else if (runId !== null) this.o.onOver(runId);
+  }
+}
