@@ -15,6 +15,33 @@ export class Launches {
   /** Cancels in progress, by run id, so a pass never awaits a kill grace period. */
   readonly stopping = new Map<string, Promise<void>>();
 
-  /** `onLaunched`: called once a background launch is recorded (the Engine nudges a pass). */
+  /** `onLaunched`: called once background launches are recorded (the Engine nudges a pass). */
   constructor(readonly onLaunched: (() => void) | null = null) {}
+
+  private answered: { items: unknown[]; written: Promise<void> } | null = null;
+
+  /**
+   * `item` written by `write` with the others gathered in the same turn of the event loop, once
+   * that turn is over (setImmediate); resolves once written. `write` must not throw.
+   */
+  gather<T>(item: T, write: (items: T[]) => void): Promise<void> {
+    if (!this.answered) {
+      const items: T[] = [];
+      this.answered = {
+        items,
+        written: new Promise((resolve) =>
+          setImmediate(() => {
+            this.answered = null;
+            try {
+              write(items);
+            } finally {
+              resolve();
+            }
+          }),
+        ),
+      };
+    }
+    this.answered.items.push(item);
+    return this.answered.written;
+  }
 }

@@ -186,30 +186,50 @@ export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
 /**
  * Submit without holding up the pass: the claim's lease covers the launch until its handle is
  * recorded (a crash in between leaves a stale lease, and the resubmission adopts the job dir).
+ * The launches answered in the same turn of the event loop are recorded together, in one
+ * transaction (a pass's hundred launches were a hundred commits).
  */
 function launchInBackground(ctx: Ctx, c: Claimed): void {
   const key = `${c.queue}:${c.key}`;
   const done = Promise.resolve()
     .then(() => ctx.backends.get(c.item.backend)!.submit(c.spec))
     .then(
-      (handle) => ({ handle, error: undefined }),
-      (err: unknown) => ({ handle: undefined, error: errorMessage(err) }),
+      (handle) => ({ c, handle, error: undefined }),
+      (err: unknown) => ({ c, handle: undefined, error: errorMessage(err) }),
     )
-    .then((r) => {
-      ctx.launches.launching.delete(key);
+    .then((r) => ctx.launches.gather(r, (answered: Answer[]) => recordAnswered(ctx, answered)));
+  ctx.launches.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
+}
+
+/** The launches answered in one turn, recorded in one transaction (each in its own if that fails). */
+function recordAnswered(ctx: Ctx, answered: Answer[]): void {
+  for (const a of answered) ctx.launches.launching.delete(`${a.c.queue}:${a.c.key}`);
+  const write = (rs: Answer[]) => ctx.events.tx(() => rs.forEach((a) => record(ctx, a.c, a.handle, a.error, ctx.clock.now())));
+  try {
+    write(answered);
+  } catch {
+    // Each on its own, as when they were recorded one by one: one that cannot be recorded is a
+    // fault of its own, and the store failing is a fault of each (their leases go stale, and a
+    // later pass adopts what was launched).
+    for (const a of answered) {
       try {
-        ctx.events.tx(() => record(ctx, c, r.handle, r.error, ctx.clock.now()));
+        write([a]);
       } catch (err) {
-        // The store is failing: the lease goes stale and a later pass adopts what was launched.
         try {
-          ctx.events.log({ type: 'submit:fault', runId: c.queue === 'run' ? c.key : null, jobId: c.queue === 'job' ? Number(c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
+          ctx.events.log({ type: 'submit:fault', runId: a.c.queue === 'run' ? a.c.key : null, jobId: a.c.queue === 'job' ? Number(a.c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
         } catch {
           /* nothing more to do */
         }
       }
-      ctx.launches.onLaunched?.();
-    });
-  ctx.launches.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
+    }
+  }
+  ctx.launches.onLaunched?.();
+}
+
+interface Answer {
+  c: Claimed;
+  handle: Handle | undefined;
+  error: string | undefined;
 }
 
 function note(waiting: Map<string, string>, item: Item, why: string): void {

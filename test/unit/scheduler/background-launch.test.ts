@@ -2,7 +2,8 @@
 // engine once the launch is recorded, so the engine can run the next pass at once.
 import { afterEach, expect, it } from 'vitest';
 import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
-import { Fixture, HOUR, T0 } from '../../helpers/engine-fixture.js';
+import { Store } from '../../../main/engine/store/store.js';
+import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
 import { within } from '../../helpers/wait.js';
 
 let f: Fixture;
@@ -25,4 +26,40 @@ it('a background launch calls onLaunched once the launch is recorded (the run ST
   await within(told, 10_000, 'onLaunched');
   expect(statusWhenTold).toBe('STARTING');
   expect(f.backend.job(f.only('etl/load').id).spec.runId).toBe(f.only('etl/load').id);
+});
+
+it('launches answered in the same turn are recorded in one transaction, and the engine told once', async () => {
+  let on = false;
+  const heard: string[] = [];
+  const store = Store.open(':memory:', { trace: (sql) => on && heard.push(sql) });
+  f = new Fixture({ store, options: { launchInBackground: true } });
+  let told = 0;
+  const scheduler = new Scheduler(f.store, f.clock, new Map([['local', f.backend]]), f.opts, { onLaunched: () => told++ });
+  for (const id of ['a', 'b', 'c', 'd']) f.define({ id, cron: '0 * * * *' });
+  f.clock.set(T0 + HOUR);
+  await scheduler.pass();
+  on = true;
+  await Promise.all([...scheduler.ctx.launches.launching.values()].map((l) => l.done));
+  on = false;
+  expect(heard.filter((s) => s.startsWith('BEGIN')).length).toBe(1);
+  expect(told).toBe(1);
+  expect(scheduler.ctx.launches.launching.size).toBe(0);
+  for (const id of ['a', 'b', 'c', 'd']) expect(f.store.ledger.get('run', f.only(id).id)?.handle).toEqual({ id: f.only(id).id });
+  expect(f.events('run:submitted')).toHaveLength(4);
+});
+
+it('a launch among those answered together that cannot be recorded is a submit:fault of its own; the others are recorded', async () => {
+  f = new Fixture({ options: { launchInBackground: true } });
+  const scheduler = new Scheduler(f.store, f.clock, new Map([['local', f.backend]]), f.opts);
+  for (const id of ['a', 'b', 'c']) f.define({ id, cron: '0 * * * *' });
+  f.store.db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON ledger WHEN (SELECT routine_id FROM runs WHERE id = NEW.ref_id) = '${full('b')}' BEGIN SELECT RAISE(ABORT, 'ledger refused'); END`);
+  f.clock.set(T0 + HOUR);
+  await scheduler.pass();
+  await Promise.all([...scheduler.ctx.launches.launching.values()].map((l) => l.done));
+  const refused = f.only('b').id;
+  expect(f.events('submit:fault').map((e) => [e.runId, e.message])).toEqual([[refused, 'could not record the launch: ledger refused']]);
+  const recorded = ['a', 'b', 'c'].map((id) => f.only(id).id).filter((id) => f.store.ledger.get('run', id));
+  expect(recorded).toHaveLength(2);
+  expect(recorded).not.toContain(refused);
+  expect(f.store.ledger.lease('run', refused)).not.toBeNull(); // rolled back: it goes stale and is adopted later
 });
