@@ -100,10 +100,7 @@ export async function failures(store: Store, files: RunFiles, now: number, o: { 
     });
   }
   // Realtime deaths are restarts, not failures; counted so that a flapping routine shows up.
-  const exits = store.db
-    // An exited instance has ended: runs_ended reads the window, not the history.
-    .prepare(`SELECT routine_id AS routineId, COUNT(*) AS exits, MAX(ended_at) AS lastAt FROM runs INDEXED BY runs_ended WHERE ended_at >= ? AND kind = 'realtime' AND status = 'EXITED' GROUP BY routine_id ORDER BY exits DESC LIMIT 20`)
-    .all(since) as { routineId: string; exits: number; lastAt: number }[];
+  const exits = store.runs.realtimeExits(since, 20);
   return {
     since: iso(since),
     runs,

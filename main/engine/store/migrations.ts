@@ -488,6 +488,18 @@ INSERT INTO routine_cycles (cycle, routine_id, scheduled_at, created_at, run_row
 DROP INDEX runs_routine_cycle;
 `,
   },
+  {
+    version: 13,
+    description: 'the index of ended runs narrowed to the realtime exits its one reader counts',
+    sql: `
+-- runs_ended (migration 5) took an entry as every run finished, for one count: the realtime
+-- instances that exited in a window (the MCP's failures). The day's view reads runs_long since
+-- migration 6. It now holds the exits alone: a write fewer per finished batch run, and 214 MB of
+-- the bench's month (9.2 GB) less. (IF: a test's database set back to an earlier version runs this again.)
+CREATE INDEX IF NOT EXISTS runs_exited ON runs(ended_at) WHERE kind = 'realtime' AND status = 'EXITED';
+DROP INDEX IF EXISTS runs_ended;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -117,7 +117,7 @@ export class RunStore {
       latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
       history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
-      // since, still open (runs_routine_active), and created before but ended since (runs_ended).
+      // since, still open (runs_routine_active), and created before but ended since (runs_long).
       dayPage: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE created_at >= @from AND created_at < @to
           AND (created_at > @afterAt OR (created_at = @afterAt AND rowid > @afterRid))
         ORDER BY created_at, rowid LIMIT @limit`),
@@ -276,6 +276,20 @@ export class RunStore {
             };
     }
     return this.quarters && { ...this.quarters, from: Number(this.quarters.from.get()) };
+  }
+
+  private exits: Database.Statement | undefined;
+
+  /**
+   * Realtime instances that exited since `since`, counted per routine, the most first: through
+   * runs_exited (migration 13), which holds those alone; an older database opened read-only reads
+   * every run ended in the window through runs_ended, as before.
+   */
+  realtimeExits(since: number, limit: number): { routineId: string; exits: number; lastAt: number }[] {
+    this.exits ??= this.db.prepare(`SELECT routine_id AS routineId, COUNT(*) AS exits, MAX(ended_at) AS lastAt
+      FROM runs INDEXED BY ${hasIndex(this.db, 'runs_exited') ? 'runs_exited' : 'runs_ended'}
+      WHERE ended_at >= ? AND kind = 'realtime' AND status = 'EXITED' GROUP BY routine_id ORDER BY exits DESC LIMIT ?`);
+    return this.exits.all(since, limit) as { routineId: string; exits: number; lastAt: number }[];
   }
 
   failures(limit: number): RunRow[] {

@@ -212,3 +212,30 @@ describe('migration 8: one index of unfinished runs', () => {
     }
   });
 });
+
+describe('migration 13: the index of ended runs narrowed to realtime exits', () => {
+  it('holds the exits alone, and the count of exits in a window reads it', () => {
+    const before = openDb(dir.db, { migrations: MIGRATIONS.filter((m) => m.version < 13) });
+    const insert = before.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at, ended_at) VALUES (?, ?, ?, '2026-01-05', 1, ?, 1, ?)`);
+    for (const [id, routine, kind, status, ended] of [
+      ['b1', 'me@h:batch', 'batch', 'COMPLETED', 20],
+      ['r1', 'me@h:rt', 'realtime', 'EXITED', 20],
+      ['r2', 'me@h:rt', 'realtime', 'EXITED', 30],
+      ['r0', 'me@h:rt', 'realtime', 'EXITED', 5],
+      ['s1', 'me@h:rt', 'realtime', 'STOPPED', 25],
+    ] as const) {
+      insert.run(id, routine, kind, status, ended);
+    }
+    before.close();
+    const store = Store.open(dir.db);
+    try {
+      const names = store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('runs_ended', 'runs_exited')`).pluck().all();
+      expect(names).toEqual(['runs_exited']);
+      const entries = store.db.prepare(`SELECT SUM(ncell) FROM dbstat WHERE name = 'runs_exited' AND pagetype = 'leaf'`).pluck().get();
+      expect(entries).toBe(3);
+      expect(store.runs.realtimeExits(10, 20)).toEqual([{ routineId: 'me@h:rt', exits: 2, lastAt: 30 }]);
+    } finally {
+      store.close();
+    }
+  });
+});
