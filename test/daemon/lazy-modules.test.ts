@@ -3,7 +3,8 @@
 // document is asked for, no Intl formatter (ICU's locale data) for its status counts of today, no
 // cron-parser (and luxon) before it checks a cron expression.
 // Nor Node's HTTPS and HTTP/2 modules, which Fastify requires and the API never serves (the CLI
-// bundle defers them, scripts/bundle-cli.mjs). And it runs as it ships: from the CLI bundle, not
+// bundle defers them, scripts/bundle-cli.mjs), nor its worker threads (only an integrity check
+// starts one). And it runs as it ships: from the CLI bundle, not
 // from tsc's modules.
 // Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
 // against the catalogue, it does so with the zod it already holds, not a second copy.
@@ -30,11 +31,11 @@ const loaded = (stderr: string) =>
     .map((l) => l.slice(l.indexOf(' ') + 1));
 
 describe('an idle daemon loads only what idling needs', () => {
-  it('serves its API from the CLI bundle and saves its status counts without yaml, ajv, cron-parser, an Intl formatter, node:https, node:http2 or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
+  it('serves its API from the CLI bundle and saves its status counts without yaml, ajv, cron-parser, an Intl formatter or the OpenAPI builder, and loads the builder when the document is asked for', async () => {
     box = scratch('tend-lazy-daemon-');
     // A cron routine whose next run the command has worked out: the idle daemon checks no expression.
     tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
-    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs'), '-r', join(FIXTURES, 'note-intl.cjs'), '-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs'), '-r', join(FIXTURES, 'note-intl.cjs')] }).ready();
     const api = await d.serving();
     await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
     const health = await fetch(`${api.url}/health`);
@@ -54,9 +55,19 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(idle.filter((m) => m.includes('/api/openapi.js'))).toEqual([]);
     expect(before.split('\n').filter((l) => l.startsWith('intl '))).toEqual([]);
     expect(all.some((m) => m.includes('/api/openapi.js'))).toBe(true);
+  });
+
+  it('serves its API, and the OpenAPI document, without node:https, node:http2 or node:worker_threads', async () => {
+    box = scratch('tend-lazy-daemon-');
+    // No module hook here: Node runs one (list-modules.mjs) on a worker thread of its own.
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    const api = await d.serving();
+    const doc = await fetch(`${api.url}/api/openapi.json`, { headers: { authorization: `Bearer ${api.token}` } });
+    expect(doc.status).toBe(200);
+    await d.stop();
     const native = builtins(d.stderr);
     expect(native).toContain('http');
-    expect(native.filter((m) => /^(https|http2|tls|_tls_wrap)$/.test(m))).toEqual([]);
+    expect(native.filter((m) => /^(https|http2|tls|_tls_wrap|worker_threads)$/.test(m))).toEqual([]);
   });
 
   it('checks the data of the events it appends with the zod its routes use: no second copy from node_modules beside the bundle\'s', async () => {

@@ -2,7 +2,6 @@
 // has grown, too long for the event loop that answers the API and runs the pass. It runs on its own
 // read-only connection in a worker thread; WAL lets the daemon write meanwhile.
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import { sqliteNativeBinding } from './sqlite-binding.js';
 
 export interface IntegrityResult {
@@ -51,6 +50,8 @@ export function checkIntegrity(path: string, signal?: AbortSignal): Promise<Inte
       settled = true;
       resolve(r);
     };
+    // Node's worker modules load with the first check, not with every daemon (some 0.4 MiB idle).
+    const { Worker } = process.getBuiltinModule('node:worker_threads');
     const worker = new Worker(WORKER, { eval: true, workerData: { path, module, binding } });
     worker.unref();
     worker.once('message', (r: IntegrityResult) => done(r));
