@@ -39,7 +39,8 @@ export function bareSpawnCleanProcess(total: number, parallel: number): Promise<
 function earliestLaunch(dataDir: string): number {
   let first = Infinity;
   const runs = join(dataDir, 'runs');
-  for (const day of readdirSync(runs)) {
+  // Day directories only: runs/ also holds the waiters' copies (.waiters) and the health probe's file.
+  for (const day of readdirSync(runs).filter((d) => !d.startsWith('.'))) {
     for (const run of readdirSync(join(runs, day))) {
       try {
         first = Math.min(first, statSync(join(runs, day, run, 'launched')).mtimeMs);

@@ -131,13 +131,8 @@ function halfCapOf(runDir: string): number | null {
  */
 export function capLogs(runDir: string, done = false): void {
   for (const stream of ['stdout', 'stderr'] as const) {
-    let size: number;
-    try {
-      size = statSync(logPaths(runDir, stream).current).size;
-    } catch {
-      continue;
-    }
-    if (size < MIN_LOG_CAP_BYTES / 2) continue;
+    const size = statSync(logPaths(runDir, stream).current, { throwIfNoEntry: false })?.size;
+    if (size === undefined || size < MIN_LOG_CAP_BYTES / 2) continue;
     const half = halfCapOf(runDir);
     if (half !== null) enforceLogCap(runDir, stream, half);
   }

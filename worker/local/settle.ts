@@ -18,9 +18,25 @@ function anyAlive(h: LocalHandle, table?: ProcessTable): boolean {
   return isSameProcessAlive(h.pid, h.startTime, table) || isSameProcessAlive(h.wrapperPid, h.wrapperStartTime, table);
 }
 
+/**
+ * What the manifest says of the routine's start, by run dir: it is written once before the launch,
+ * and every poll of a running job asks (the read and parse were a fifth of a poll).
+ */
+const manifestStarts = new Map<string, { startTime: number | null; startedAt: number | null }>();
+const MANIFEST_STARTS_KEPT = 4096;
+
 /** As written in the manifest for this routine process (a standby's go), else derived from its start ticks. */
-function startedAtOf(h: LocalHandle, manifest = readManifestAsWritten(h.runDir)): number | null {
-  if (manifest && typeof manifest.startedAt === 'number' && manifest.routine?.startTime === h.startTime) return manifest.startedAt;
+function startedAtOf(h: LocalHandle, manifest?: ReturnType<typeof readManifestAsWritten>): number | null {
+  let m = manifest === undefined ? manifestStarts.get(h.runDir) : undefined;
+  if (!m) {
+    const read = manifest === undefined ? readManifestAsWritten(h.runDir) : manifest;
+    m = { startTime: read?.routine?.startTime ?? null, startedAt: typeof read?.startedAt === 'number' ? read.startedAt : null };
+    if (read && manifest === undefined) {
+      if (manifestStarts.size >= MANIFEST_STARTS_KEPT) manifestStarts.clear();
+      manifestStarts.set(h.runDir, m);
+    }
+  }
+  if (m.startedAt !== null && m.startTime === h.startTime) return m.startedAt;
   return startTicksToMs(h.startTime);
 }
 
@@ -57,6 +73,7 @@ export function fetchLocalJob(handle: LocalHandle): Outcome {
   let sentinel = readSentinel(runDir);
   if (!sentinel && anyAlive(h)) throw new TendError('CONFLICT', `job ${h.runId || runDir} is still running`);
   sentinel ??= readSentinel(runDir);
+  manifestStarts.delete(runDir);
   const startedAt = startedAtOf(h, manifest);
   if (!sentinel) return { exitCode: null, signal: null, reason: VANISHED_REASON, startedAt, endedAt: null };
 
