@@ -78,16 +78,14 @@ export class BatchWaiters {
    * A waiter running `text` for one job, now busy: an idle one, else one started for it (if there
    * is room), once it is up. Null: none (the job starts the ordinary way).
    */
-  async take(text: string): Promise<BatchWaiter | null> {
+  take(text: string): BatchWaiter | Promise<BatchWaiter | null> | null {
     for (const w of this.all) {
       if (w.state !== 'idle' || w.text !== text || !w.socket || w.socket.destroyed) continue;
       this.busy(w);
       return w;
     }
     const w = this.start(text);
-    if (!w) return null;
-    await w.up;
-    return w.state === 'busy' ? w : null;
+    return w ? w.up.then(() => (w.state === 'busy' ? w : null)) : null;
   }
 
   /** Give a taken waiter its job; resolves with its first answer. */

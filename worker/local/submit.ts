@@ -140,7 +140,9 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   }
   const pool = spec.realtime ? undefined : ctx.batchWaiters;
   const poolText = pool?.script() ?? null;
-  const waiter = pool && poolText !== null ? await pool.take(poolText) : null;
+  let waiter = pool && poolText !== null ? pool.take(poolText) : null;
+  // One waiting already is taken at once; only a new one's start is waited for.
+  if (waiter instanceof Promise) waiter = await waiter;
   if (pool && waiter) {
     const assignments = envAssignments(waiter.env, jobEnv(spec));
     const message = assignments === null ? null : batchJobMessage(runDir, cwd, [spec.command, ...spec.args], assignments);

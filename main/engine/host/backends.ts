@@ -28,12 +28,20 @@ export function waiterTools(s: Settings): WaiterTools {
   return { shell: s.jobShell, spawner: s.spawner };
 }
 
+/**
+ * Batch waiters a local backend may keep: a few more than the slots, as a job's slot is free once
+ * its sentinel is read, a moment before its waiter has stopped the job's leftovers and is back.
+ */
+export function batchWaiterCount(s: Settings): number {
+  return Math.ceil(s.maxParallel * 1.5);
+}
+
 /** A backend factory for `new Engine({ backends })`. */
 export function standardBackends(o: StandardBackendOptions = {}): (hooks: BackendHooks) => Backends {
   return (h) => {
     const named = new Map(o.replace ?? []);
     if (!named.has('local')) {
-      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, tools: waiterTools(h.settings), batchWaiters: h.settings.maxParallel, ...o.local }));
+      named.set('local', createLocalBackend({ dataDir: h.dataDir, tendVersion: tendVersion(), killGraceMs: h.killGraceMs, onExit: h.exited, tools: waiterTools(h.settings), batchWaiters: batchWaiterCount(h.settings), ...o.local }));
     }
     // Routines and jobs that choose `backend: slurm` (and ledger entries of a previous daemon).
     // Creating it runs no command: health() says whether Slurm is there when work asks for it.
