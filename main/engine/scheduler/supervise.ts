@@ -33,7 +33,7 @@ export function markLate(ctx: Ctx, active: RunRow[], waiting: WaitReasons, now: 
 }
 
 /** Stop a job without waiting for it: the check phase settles it when it is gone. */
-export function stopAsync(ctx: Ctx, run: RunRow): void {
+export function stopAsync(ctx: Ctx, run: Pick<RunRow, 'id' | 'routineId'>): void {
   const entry = ctx.store.ledger.get('run', run.id);
   if (!entry || ctx.launches.stopping.has(run.id)) return;
   const backend = ctx.backends.get(entry.backend);
@@ -90,7 +90,7 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
       const reason = `timed out after ${Math.round(def.timeoutMs / 1000)}s`;
       ctx.store.runs.cas(run.id, [run.status], run.status, { reason });
       ctx.events.log({ type: 'run:timeout', routineId: run.routineId, runId: run.id, message: `${reason}; stopping it` });
-      stopAsync(ctx, { ...run, reason });
+      stopAsync(ctx, run);
       continue;
     }
     if (run.kind === 'realtime' && def.heartbeatMs !== null && run.status === 'RUNNING' && now - started > def.graceMs) {
@@ -108,7 +108,7 @@ export function enforceLimits(ctx: Ctx, active: RunRow[], now: number): void {
         }
         ctx.store.runs.cas(run.id, ['RUNNING'], 'RUNNING', { reason });
         ctx.events.log({ type: 'run:silent', routineId: run.routineId, runId: run.id, message: `${reason}; restarting` });
-        stopAsync(ctx, { ...run, reason });
+        stopAsync(ctx, run);
       }
     }
   }

@@ -54,6 +54,8 @@ export function toRun(r: RunRecord): RunRow {
   };
 }
 
+export type RunState = Pick<RunRow, 'id' | 'routineId' | 'kind' | 'status' | 'attempt'>;
+
 export interface RunPatch {
   reason?: string | null;
   exitCode?: number | null;
@@ -111,6 +113,7 @@ export class RunStore {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
+      state: db.prepare(`SELECT id, routine_id AS routineId, kind, status, attempt FROM runs WHERE id = ?`),
       finished: db.prepare(`SELECT ${FINISHED_COLUMNS} FROM runs WHERE id = ?`),
       active: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
@@ -174,6 +177,11 @@ export class RunStore {
   get(id: string): RunRow | null {
     const r = this.s.get.get(id) as RunRecord | undefined;
     return r ? toRun(r) : null;
+  }
+
+  /** What a run in flight is, without the rest of its row (each column read costs). */
+  state(id: string): RunState | null {
+    return (this.s.state.get(id) as RunState | undefined) ?? null;
   }
 
   status(id: string): RunStatus | null {
