@@ -18,7 +18,10 @@ export class Store {
   readonly pool: PoolStore;
   readonly history: HistoryStore;
 
+  private readonly marks;
+
   constructor(readonly db: DB) {
+    this.marks = { data: db.prepare(`PRAGMA data_version`).pluck(), changes: db.prepare(`SELECT total_changes()`).pluck() };
     this.routines = new RoutineStore(db);
     this.runs = new RunStore(db);
     this.jobs = new JobStore(db);
@@ -39,6 +42,16 @@ export class Store {
    */
   tx<T>(fn: () => T): T {
     return writeTx(this.db, fn);
+  }
+
+  /**
+   * A mark that moves whenever a row of the database changes: data_version moves when another
+   * connection commits, total_changes() with every row this connection writes (a statement that
+   * changed nothing, or a rollback, leaves it or moves it: never a change without a move). Equal
+   * marks: a read taken at the first is still what the database holds.
+   */
+  changeMark(): string {
+    return `${String(this.marks.data.get())}:${String(this.marks.changes.get())}`;
   }
 
   close(): void {

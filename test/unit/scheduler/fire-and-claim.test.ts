@@ -8,7 +8,7 @@ import { newestInCycle, withUnwritten } from '../../../main/engine/scheduler/bac
 import { runDirFor } from '../../../main/engine/scheduler/spec.js';
 import type { RunRow } from '../../../main/engine/domain/types.js';
 import { Store } from '../../../main/engine/store/store.js';
-import { Fixture, HOUR, MIN, SEC, full } from '../../helpers/engine-fixture.js';
+import { Fixture, HOUR, MIN, SEC, full, scratch } from '../../helpers/engine-fixture.js';
 
 let f: Fixture;
 afterEach(() => f?.close());
@@ -195,5 +195,46 @@ describe('the order and the dependencies of runs not written yet', () => {
     expect(newestInCycle(written, [run('f', 20, 5)], 'd1')!.id).toBe('f');
     expect(newestInCycle(written, [run('f', 30, 9, { cycle: 'd2' })], 'd1')).toBe(written);
     expect(newestInCycle(null, [run('f1', 20, 9), run('f2', 20, 9), run('f0', 10, 9)], 'd1')!.id).toBe('f2');
+  });
+});
+
+describe('the unfinished runs, read once a pass', () => {
+  const ACTIVE = /^SELECT \* FROM runs INDEXED BY runs_routine_active WHERE status IN/;
+
+  it('are read by the status step and reused by the fire step when nothing was written between', async () => {
+    const t = traced();
+    f = t.fx;
+    for (const id of ['a', 'b']) f.define({ id, cron: '0 * * * *' });
+    f.advance(HOUR);
+    await t.pass();
+    f.advance(SEC);
+    await t.pass(); // both seen RUNNING: a write in the check step, before the status step reads
+    expect(t.count(ACTIVE)).toBe(1);
+    // Observing a run in flight reads what it needs of the run, not its whole row.
+    expect(t.count(/^SELECT \* FROM runs WHERE id = /)).toBe(0);
+    expect(['a', 'b'].map((id) => f.only(id).status)).toEqual(['RUNNING', 'RUNNING']);
+  });
+
+  it('are read again when another connection wrote between (a run asked for by hand meanwhile is launched in that pass)', async () => {
+    const dir = scratch('tend-reread-');
+    try {
+      f = new Fixture({ db: dir.db });
+      f.define({ id: 'a', cron: '0 12 * * *' });
+      const cli = Store.open(dir.db);
+      let asked: RunRow | null = null;
+      // The promote step runs between the status step and the fire step.
+      const idsWithStatus = f.store.jobs.idsWithStatus.bind(f.store.jobs);
+      f.store.jobs.idsWithStatus = (status) => {
+        asked ??= runNow({ ...f.control(), store: cli }, full('a'));
+        return idsWithStatus(status);
+      };
+      await f.pass();
+      cli.close();
+      expect(asked).not.toBeNull();
+      expect(f.run(asked!.id).status).toBe('STARTING');
+    } finally {
+      f.close();
+      dir.remove();
+    }
   });
 });
