@@ -8,13 +8,15 @@
 // of file and leaves, having run nothing. One running a job finishes it first (sentinel,
 // leftovers), exactly as run.sh does, then leaves at the end of file.
 //
-// A job is four lines: the run dir, the working directory, the command and its arguments as
-// words for `set --`, and the assignments for the routine's environment (`unset`/`export`, words
-// quoted for sh, a newline in a value written as "$nl"). They come through the socket, never
+// A job is five lines: the run dir, the working directory, the command and its arguments as
+// words for `set --`, the assignments for the routine's environment (`unset`/`export`, words
+// quoted for sh, a newline in a value written as "$nl"), and the manifest of a new directory (one
+// line of JSON, written before the claim: the daemon's thread is spared a file's creation; its
+// args are masked, its env names only) or an empty line. They come through the socket, never
 // through a file (secrets stay off disk). The waiter answers on the same socket, a line each:
-// `started` once pid.json is written, `taken` when another waiter had claimed the directory, and
-// `over` once the sentinel is written and what the routine left is stopped: only then does it
-// read the next job. A sentinel it could not write ends it (the job reads as vanished once it is
+// `started` once pid.json is written, `taken` when another waiter had claimed the directory,
+// `refused` when it could not write the manifest (it did not claim), and `over` once the sentinel
+// is written and what the routine left is stopped: only then does it read the next job. A sentinel it could not write ends it (the job reads as vanished once it is
 // gone; a waiter alive beside a job without a sentinel would make it look running for ever).
 import type { ProviderName } from '../jobdir/proc.js';
 import { leftoversFunction, routineUmask, shQuote, signalForwarding, startTimeFunction, waitForChild } from './wrapper.js';
@@ -55,10 +57,13 @@ export function envAssignments(base: Readonly<Record<string, string>>, want: Rea
   return out.join('; ');
 }
 
-/** A job for a batch waiter; null when a place holds a newline (it starts the ordinary way). */
-export function batchJobMessage(runDir: string, cwd: string, argv: readonly string[], assignments: string): string | null {
-  if (runDir.includes('\n') || cwd.includes('\n')) return null;
-  return `${runDir}\n${cwd}\n${shWords(argv)}\n${assignments}\n`;
+/**
+ * A job for a batch waiter; null when a place holds a newline (it starts the ordinary way).
+ * `manifest`: one line of JSON for the waiter to write before its claim, or '' (written already).
+ */
+export function batchJobMessage(runDir: string, cwd: string, argv: readonly string[], assignments: string, manifest: string): string | null {
+  if (runDir.includes('\n') || cwd.includes('\n') || manifest.includes('\n')) return null;
+  return `${runDir}\n${cwd}\n${shWords(argv)}\n${assignments}\n${manifest}\n`;
 }
 
 export function batchWaiterScript(p: BatchWaiterParams): string {
@@ -68,8 +73,8 @@ export function batchWaiterScript(p: BatchWaiterParams): string {
 #
 #   batch-waiter.sh      stdin: a socket only the daemon holds
 #
-# Reads a job (four lines: run dir, working directory, command words, environment assignments),
-# claims the run dir (launched, O_EXCL), starts the routine as the leader of a new session with
+# Reads a job (five lines: run dir, working directory, command words, environment assignments,
+# manifest or nothing), writes the manifest, claims the run dir (launched, O_EXCL), starts the routine as the leader of a new session with
 # stdin /dev/null and its streams appended to stdout.log and stderr.log, writes pid.json and says
 # "started"; waits for it (TERM, INT, HUP passed on to its group), writes the sentinel, stops what
 # it left, says "over", and reads the next. End of file: the daemon is gone, and so is this.
@@ -112,8 +117,18 @@ starttime $$
 ws=$st
 while :; do
   child=
-  IFS= read -r dir && IFS= read -r workdir && IFS= read -r argv && IFS= read -r vars || exit 0
+  IFS= read -r dir && IFS= read -r workdir && IFS= read -r argv && IFS= read -r vars && IFS= read -r manifest || exit 0
   set -C
+  # A new directory's manifest, before the claim (a reader that sees launched finds it); no
+  # manifest, no claim: the daemon launches the job the ordinary way.
+  if [ -n "$manifest" ]; then
+    { printf '%s\n' "$manifest" > "$dir/manifest.json"; } 2> /dev/null
+    if [ ! -s "$dir/manifest.json" ]; then
+      set +C
+      say refused
+      continue
+    fi
+  fi
   if ! { printf '%s %s\\n' "$$" "$ws" > "$dir/launched"; } 2> /dev/null; then
     set +C
     say taken

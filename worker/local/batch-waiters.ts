@@ -19,7 +19,7 @@ import { jobShell, setsidArgv, type WaiterTools } from './tools.js';
 export const IDLE_MS = 10_000;
 
 /** The waiter's first answer to a job: `gone` if it left (or its socket failed) before answering. */
-export type Answer = 'started' | 'taken' | 'over' | 'gone';
+export type Answer = 'started' | 'taken' | 'refused' | 'over' | 'gone';
 
 export interface BatchWaiter {
   /** The shell's pid (from the helper). */
@@ -173,11 +173,11 @@ export class BatchWaiters {
       const line = w.buffered.slice(0, nl);
       w.buffered = w.buffered.slice(nl + 1);
       const answer = w.answer;
-      if (line === 'started' || line === 'taken' || line === 'over') {
+      if (line === 'started' || line === 'taken' || line === 'refused' || line === 'over') {
         w.answer = null;
         answer?.(line);
       }
-      if (line === 'taken') {
+      if (line === 'taken' || line === 'refused') {
         w.runId = null;
         this.idle(w);
       } else if (line === 'over') {

@@ -64,9 +64,10 @@ function jobEnv(spec: JobSpec): Record<string, string> {
 
 /**
  * Create the run dir; refuse one where a wrapper ever started, so a job is never launched twice.
- * One a launcher left half-written (killed before it started the wrapper) is taken over.
+ * One a launcher left half-written (killed before it started the wrapper) is taken over. True
+ * when the directory is new (nothing in it yet).
  */
-function claimRunDir(runDir: string): void {
+function claimRunDir(runDir: string): boolean {
   const parent = dirname(runDir);
   if (!knownDirs.has(parent)) {
     mkdirSync(parent, { recursive: true, mode: 0o700 });
@@ -74,11 +75,13 @@ function claimRunDir(runDir: string): void {
   }
   try {
     mkdirSync(runDir, { mode: 0o700 });
+    return true;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && knownDirs.delete(parent)) return claimRunDir(runDir); // the day's directory was removed since
     if (code !== 'EEXIST') throw err;
     if (wasLaunched(runDir)) throw new TendError('CONFLICT', `job directory ${runDir} already holds a job; a run is launched once`);
+    return false;
   }
 }
 
@@ -117,7 +120,7 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   }
 
   const runDir = spec.runDir;
-  claimRunDir(runDir);
+  const fresh = claimRunDir(runDir);
   const cwd = spec.cwd ?? runDir;
   const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
   const bootId = currentBootId();
@@ -145,10 +148,12 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   if (waiter instanceof Promise) waiter = await waiter;
   if (pool && waiter) {
     const assignments = envAssignments(waiter.env, jobEnv(spec));
-    const message = assignments === null ? null : batchJobMessage(runDir, cwd, [spec.command, ...spec.args], assignments);
+    // A new directory's manifest is written by the waiter (off this thread, before its claim);
+    // one taken over from an interrupted launch is replaced here, through a rename, as ever.
+    const message = assignments === null ? null : batchJobMessage(runDir, cwd, [spec.command, ...spec.args], assignments, fresh ? JSON.stringify(manifest) : '');
     if (message === null) pool.release(waiter);
     else {
-      writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));
+      if (!fresh) writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));
       const handle = await onBatchWaiter(spec, pool, waiter, message, ctx, bootId);
       if (handle) return handle;
     }
@@ -266,7 +271,8 @@ async function fromStandby(spec: JobSpec, manifest: Manifest, taken: { standby: 
 async function onBatchWaiter(spec: JobSpec, pool: BatchWaiters, waiter: BatchWaiter, message: string, ctx: SubmitContext, bootId: string | null): Promise<LocalHandle | null> {
   const runDir = spec.runDir;
   const answer = await pool.run(waiter, spec.runId, message);
-  if (answer === 'gone' && readLaunched(runDir) === null) return null;
+  // It did not claim the directory (it could not write the manifest, or left): the ordinary launch writes the manifest and starts it.
+  if (answer === 'refused' || (answer === 'gone' && readLaunched(runDir) === null)) return null;
   if (answer === 'taken' || answer === 'gone') {
     // Another waiter claimed it first (an interrupted launch's), or ours left after its claim: the directory tells.
     const deadline = Date.now() + ctx.startTimeoutMs;

@@ -5,7 +5,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
-import { createLocalBackend, type LocalBackend } from '../../../worker/local/index.js';
+import { createLocalBackend, readManifest, readPidRecord, type LocalBackend } from '../../../worker/local/index.js';
 import { readProcStat } from '../../../worker/jobdir/proc.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 import { suiteTools } from '../../helpers/waiter-tools.js';
@@ -70,6 +70,9 @@ describe('batch waiters', () => {
       // No run.sh: the waiter was running already. Everything the waiter wrote is owner-only.
       expect(readdirSync(spec.runDir).sort()).toEqual(['exit_code', 'launched', 'manifest.json', 'pid.json', 'stderr.log', 'stdout.log']);
       for (const f of readdirSync(spec.runDir)) expect(statSync(join(spec.runDir, f)).mode & 0o077).toBe(0);
+      // The waiter wrote the manifest (a new directory's), as submit would have: masked args, pids from pid.json.
+      const pids = readPidRecord(spec.runDir)!;
+      expect(readManifest(spec.runDir)).toMatchObject({ backend: 'local', runId: spec.runId, command: '/bin/sh', args: print.args, cwd: spec.runDir, wrapper: { pid: pids.wrapperPid }, routine: { pid: pids.pid } });
     }
   });
 
