@@ -20,6 +20,10 @@ interface Counted {
   on: boolean;
   statements: number;
   writes: number;
+  /** Transactions committed (COMMIT statements). */
+  commits: number;
+  /** Passes counted. */
+  passes: number;
   /** Runs submitted by the counted passes. */
   launched: number;
 }
@@ -39,6 +43,7 @@ export async function measure(total: number, due: number, passes: number, { coun
           if (!counted.on) return;
           counted.statements++;
           if (/^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) counted.writes++;
+          else if (/^\s*COMMIT\b/i.test(sql)) counted.commits++;
         }
       : undefined;
     const store = Store.open(join(dir, 'tend.db'), { trace });
@@ -83,6 +88,7 @@ export async function measure(total: number, due: number, passes: number, { coun
         for (let k = 0; k < due; k++) makeDue.run(now - 10, `bench@host:r/${(running + p * due + k) % total}`);
       });
       if (counted) counted.on = p > 0;
+      if (counted?.on) counted.passes++;
       const started = performance.now();
       const cpu = process.cpuUsage();
       const report = await scheduler.pass();
@@ -108,7 +114,7 @@ export async function benchPass() {
   // Same due work at both sizes: isolates the cost of idle routines.
   const largeSameDue = await measure(10_000, 10, passes);
   // Statements per run submitted, counted in passes of their own (hearing each statement costs time).
-  const counted: Counted = { on: false, statements: 0, writes: 0, launched: 0 };
+  const counted: Counted = { on: false, statements: 0, writes: 0, commits: 0, passes: 0, launched: 0 };
   await measure(10_000, 100, 10, { counted });
   // The same due work with 2,000 jobs running: each pass polls them all.
   const largeRunning = await measure(10_000, 10, passes, { running: 2000 });
@@ -127,6 +133,8 @@ export async function benchPass() {
     ratio10kTo1kSameDue: round(largeSameDue.medianMs / small.medianMs, 2),
     // Every statement of the pass (BEGIN, SAVEPOINT and COMMIT included) over the runs it submitted, at 10k/100 due.
     perRunSubmitted: { statements: round(counted.statements / counted.launched, 2), writes: round(counted.writes / counted.launched, 2) },
+    // Each commit writes the pages its transaction changed to the WAL: settle, fire and claim, record.
+    commitsPerPass: round(counted.commits / counted.passes, 2),
     targets: { medianMs10k: 5, ratio: 2 },
   };
 }
