@@ -6,7 +6,7 @@ import type { Backend } from './backend.js';
 import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
 import { makePrivateDir } from './owner-only.js';
-import { localComputer } from './domain/schema.js';
+import { localComputer } from './domain/computer.js';
 import { Loop } from './loop.js';
 import { Retention, type RetentionOptions } from './retention.js';
 import { runFiles, type RunFiles } from './run-files.js';

@@ -12,7 +12,6 @@
 // records or compares start times uses, the daemon, the CLI, worker hosts and the wrapper alike: the
 // environment is what carries it to all of them), the CLI's own flags' fallbacks (TEND_SERVER,
 // TEND_TOKEN, TEND_WORKER_TOKEN) and what a job is given (TEND_RUN_DIR, TEND_RUN_ID …).
-import { z } from 'zod';
 import { DEFAULT_KEEP_DAYS } from './keep-days.js';
 import { DEFAULT_OPTIONS } from './scheduler/context.js';
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from './webhooks/dispatcher.js';
@@ -90,7 +89,8 @@ type Bad = 'refuse' | 'warn';
 interface Knob {
   /** What a good value is, for the message. */
   says: string;
-  schema: z.ZodType;
+  /** The value, or BAD. Plain checks: zod is not loaded just to start. */
+  parse(raw: string): unknown;
   bad: Bad;
   /** Where the value goes. */
   set(s: Settings, value: unknown): void;
@@ -98,11 +98,19 @@ interface Knob {
   fallback(s: Settings): unknown;
 }
 
+const BAD = Symbol('bad');
 /** Number()'s reading of the text (so "1e3" is 1000, " 5 " is 5), as these knobs always had. */
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const number = (min: number, max: number) => (raw: string) => {
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= min && n <= max ? n : BAD;
+};
+const integer = (min: number, max: number) => (raw: string) => {
+  const n = number(min, max)(raw);
+  return typeof n === 'number' && Number.isSafeInteger(n) ? n : BAD;
+};
 const ms = (min: number, max: number, set: (s: Settings, v: number) => void, get: (s: Settings) => number): Knob => ({
   says: `milliseconds from ${min} to ${max}`,
-  schema: integer(min, max),
+  parse: integer(min, max),
   bad: 'warn',
   set: (s, v) => set(s, v as number),
   fallback: get,
@@ -111,7 +119,7 @@ const DAY = 24 * 3_600_000;
 /** On for 1, true, yes or on (any case); anything else is off, never an error. */
 const flag = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => boolean): Knob => ({
   says: '1, true, yes or on',
-  schema: z.string().transform((v) => /^(1|true|yes|on)$/i.test(v)),
+  parse: (v) => /^(1|true|yes|on)$/i.test(v),
   bad: 'refuse',
   set: (s, v) => set(s, v as boolean),
   fallback: get,
@@ -119,17 +127,17 @@ const flag = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => bool
 /** On unless "off" (exactly); never an error. */
 const onUnlessOff = (set: (s: Settings, v: boolean) => void, get: (s: Settings) => boolean): Knob => ({
   says: '"off" or unset',
-  schema: z.string().transform((v) => v !== 'off'),
+  parse: (v) => v !== 'off',
   bad: 'refuse',
   set: (s, v) => set(s, v as boolean),
   fallback: get,
 });
 /** Any text, taken as it is. */
-const text = (set: (s: Settings, v: string) => void, get: (s: Settings) => string | null): Knob => ({ says: 'text', schema: z.string(), bad: 'refuse', set: (s, v) => set(s, v as string), fallback: get });
+const text = (set: (s: Settings, v: string) => void, get: (s: Settings) => string | null): Knob => ({ says: 'text', parse: (v) => v, bad: 'refuse', set: (s, v) => set(s, v as string), fallback: get });
 
 const webhookKnob = (key: keyof WebhookOptions, min: number, max: number): Knob => ({
   says: `an integer from ${min} to ${max}`,
-  schema: integer(min, max),
+  parse: integer(min, max),
   bad: 'warn',
   set: (s, v) => void (s.webhooks[key] = v as number),
   fallback: (s) => s.webhooks[key],
@@ -139,20 +147,23 @@ const webhookKnob = (key: keyof WebhookOptions, min: number, max: number): Knob 
 export const KNOBS: Record<string, Knob> = {
   TEND_DAEMON_INTERVAL_MS: {
     says: 'a number of milliseconds between 10 and 3600000',
-    schema: z.coerce.number().min(10).max(3_600_000).transform(Math.round),
+    parse: (raw) => {
+      const n = number(10, 3_600_000)(raw);
+      return n === BAD ? BAD : Math.round(n as number);
+    },
     bad: 'refuse',
     set: (s, v) => void (s.intervalMs = v as number),
     fallback: (s) => s.intervalMs,
   },
   TEND_API: onUnlessOff((s, v) => (s.api = v), (s) => s.api),
   TEND_API_HOST: text((s, v) => (s.apiHost = v), (s) => s.apiHost),
-  TEND_API_PORT: { says: 'a port from 0 to 65535', schema: integer(0, 65_535), bad: 'refuse', set: (s, v) => void (s.apiPort = v as number), fallback: (s) => s.apiPort },
+  TEND_API_PORT: { says: 'a port from 0 to 65535', parse: integer(0, 65_535), bad: 'refuse', set: (s, v) => void (s.apiPort = v as number), fallback: (s) => s.apiPort },
   TEND_METRICS_PUBLIC: flag((s, v) => (s.metricsPublic = v), (s) => s.metricsPublic),
-  TEND_MAX_PARALLEL: { says: 'an integer from 1 to 10000', schema: integer(1, 10_000), bad: 'refuse', set: (s, v) => void (s.maxParallel = v as number), fallback: (s) => s.maxParallel },
-  TEND_BATCH_SLOTS: { says: 'an integer from 0 to 10000', schema: integer(0, 10_000), bad: 'refuse', set: (s, v) => void (s.batchSlots = v as number), fallback: (s) => s.batchSlots },
+  TEND_MAX_PARALLEL: { says: 'an integer from 1 to 10000', parse: integer(1, 10_000), bad: 'refuse', set: (s, v) => void (s.maxParallel = v as number), fallback: (s) => s.maxParallel },
+  TEND_BATCH_SLOTS: { says: 'an integer from 0 to 10000', parse: integer(0, 10_000), bad: 'refuse', set: (s, v) => void (s.batchSlots = v as number), fallback: (s) => s.batchSlots },
   TEND_KEEP_DAYS: {
     says: 'a whole number of days from 1 to 36500, or "forever"',
-    schema: z.union([z.string().trim().pipe(z.literal('forever')).transform(() => null), integer(1, 36_500)]),
+    parse: (raw) => (raw.trim() === 'forever' ? null : integer(1, 36_500)(raw)),
     bad: 'refuse',
     set: (s, v) => void (s.keepDays = v as number | null),
     fallback: (s) => s.keepDays,
@@ -179,9 +190,9 @@ export function readSettings(env: NodeJS.ProcessEnv): { settings: Settings; prob
   for (const [knob, k] of Object.entries(KNOBS)) {
     const raw = env[knob];
     if (raw === undefined || raw.trim() === '') continue;
-    const parsed = k.schema.safeParse(raw);
-    if (parsed.success) {
-      k.set(s, parsed.data);
+    const value = k.parse(raw);
+    if (value !== BAD) {
+      k.set(s, value);
       continue;
     }
     const message = `${knob} must be ${k.says}, got ${JSON.stringify(raw)}`;

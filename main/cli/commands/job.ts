@@ -55,7 +55,7 @@ export function register(program: Command): void {
         // Like a shell: relative to where tend runs, and without --cwd a job runs right here
         // (unless it is meant for another computer, whose directories are its own).
         const { resolve } = await import('node:path');
-        const { localComputer } = await import('../../engine/domain/schema.js');
+        const { localComputer } = await import('../../engine/domain/computer.js');
         if (o.cwd) input.cwd = resolve(o.cwd);
         else if (!o.computer || o.computer === localComputer()) input.cwd = process.cwd();
         applyBackendFlags(o, input);

@@ -124,7 +124,7 @@ async function toInput(id: string, o: RoutineFlags, command: string[], partial: 
  * download.sh beside you). Another host's directory must be given, and absolute.
  */
 async function placeCwd(id: string, o: RoutineFlags, partial: boolean): Promise<string | undefined> {
-  const [{ isAbsolute, resolve }, { localComputer }] = await Promise.all([import('node:path'), import('../../engine/domain/schema.js')]);
+  const [{ isAbsolute, resolve }, { localComputer }] = await Promise.all([import('node:path'), import('../../engine/domain/computer.js')]);
   const computer = o.computer ?? id.slice(0, id.indexOf(':'));
   if (o.cwd !== undefined) {
     if (isAbsolute(o.cwd)) return o.cwd;
@@ -210,7 +210,7 @@ export function register(program: Command): void {
         const { showRoutine } = await import('../../engine/ops/views.js');
         const d = await withStore(async (s) => showRoutine(s, await resolveId(id), Date.now()));
         const { showText } = await import('../routine-text.js');
-        const [{ readState }, { isLiveOwner, readPidRecord }, { localComputer }] = await Promise.all([import('../../engine/daemon/state.js'), import('../../engine/daemon/ownership.js'), import('../../engine/domain/schema.js')]);
+        const [{ readState }, { isLiveOwner, readPidRecord }, { localComputer }] = await Promise.all([import('../../engine/daemon/state.js'), import('../../engine/daemon/ownership.js'), import('../../engine/domain/computer.js')]);
         // The daemon's backend for it (this host's own, else the worker pool of its computer) and whether it is paused.
         const dir = await dataDirPath();
         const backend = d.definition.computer === localComputer() ? d.definition.backend : `pool:${d.definition.computer}`;

@@ -7,7 +7,7 @@ import { paths } from '../datadir.js';
 import { openEntries } from '../owner-only.js';
 import type { IntegrityResult } from '../store/integrity.js';
 import type { Store } from '../store/store.js';
-import { localComputer } from '../domain/schema.js';
+import { localComputer } from '../domain/computer.js';
 import { isLiveOwner, readPidRecord } from './ownership.js';
 import { heartbeatFresh, readState } from './state.js';
 

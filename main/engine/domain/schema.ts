@@ -1,10 +1,10 @@
 // One schema per shape, shared by every boundary (CLI, HTTP, IPC, YAML files). Inputs are
 // validated here and normalised into RoutineDef; nothing else parses user input.
-import os from 'node:os';
 import { dayProblem } from '../timing/day.js';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { invalid, type Issue } from '../errors.js';
+import { localComputer } from './computer.js';
 import { shareZod } from '../events/catalogue.js';
 import { DurationError, formatDuration as fmt, parseDuration } from '../timing/duration.js';
 import { isValidTimeZone, machineTimeZone } from '../timing/tz.js';
@@ -191,15 +191,7 @@ export interface NormalizeContext {
   localComputer?: string;
 }
 
-export function localComputer(): string {
-  let user = 'user';
-  try {
-    user = os.userInfo().username || user;
-  } catch {
-    /* no passwd entry in some containers */
-  }
-  return `${user}@${os.hostname().split('.')[0]}`;
-}
+export { localComputer };
 
 /** `reports/daily` → `me@host:reports/daily`; full ids pass through. */
 export function expandRoutineId(id: string, computer = localComputer()): string {

@@ -1,7 +1,8 @@
 // Read models behind the MCP tools: bounded, secrets masked, times in ISO 8601. Each takes the
 // store (read directly: SQLite in WAL mode lets another process read while the daemon writes).
 import { dayBounds } from '../timing/day.js';
-import { expandRoutineId, localComputer } from '../domain/schema.js';
+import { localComputer } from '../domain/computer.js';
+import { expandRoutineId } from '../domain/schema.js';
 import type { RunRow } from '../domain/types.js';
 import { notFound } from '../errors.js';
 import { collectSecrets, maskArgs, maskEnv, maskText, secretsOf } from '../mask.js';

@@ -5,7 +5,7 @@
 // the events table since the daemon started, and whether a daemon owns the data dir at all.
 import { ownerPid } from '../daemon/nudge.js';
 import { readState } from '../daemon/state.js';
-import { localComputer } from '../domain/schema.js';
+import { localComputer } from '../domain/computer.js';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { workerOnline } from '../domain/online.js';
 import { CRASH_LOOP, QUICK_DEATH_MS, silenced } from '../scheduler/check.js';
