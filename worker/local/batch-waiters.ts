@@ -49,6 +49,8 @@ export interface BatchWaiterOptions {
   max: number;
   /** A job a waiter ran is over (sentinel written, leftovers stopped), or its waiter left mid-job. */
   onOver: (runId: string) => void;
+  /** A waiter that has not answered a job by then is let go (it is stuck): the job's first answer is `gone`. */
+  answerTimeoutMs: number;
 }
 
 export class BatchWaiters {
@@ -97,7 +99,9 @@ export class BatchWaiters {
       // Waited on until its first answer (a launch in flight keeps this process up), then held only.
       const socket = w.socket;
       socket.ref();
+      const silent = setTimeout(() => this.gone(w), this.o.answerTimeoutMs);
       w.answer = (a) => {
+        clearTimeout(silent);
         socket.unref();
         resolve(a);
       };

@@ -84,7 +84,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
     standbys.followedEnded(runId);
   };
   const waiters = join(opts.dataDir, 'runs', '.waiters');
-  const batchWaiters = new BatchWaiters({ dataDir: opts.dataDir, tools: opts.tools, killGraceMs, max: opts.batchWaiters ?? 8, onOver: onExit });
+  const batchWaiters = new BatchWaiters({ dataDir: opts.dataDir, tools: opts.tools, killGraceMs, max: opts.batchWaiters ?? 8, onOver: onExit, answerTimeoutMs: startTimeoutMs });
 
   return {
     name: 'local',

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend, readManifest, readPidRecord, type LocalBackend } from '../../../worker/local/index.js';
 import { readProcStat } from '../../../worker/jobdir/proc.js';
+import { BatchWaiters } from '../../../worker/local/batch-waiters.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 import { suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, stopAll, tempDir } from '../../helpers/local-job.js';
@@ -117,5 +118,20 @@ describe('batch waiters', () => {
     } finally {
       await Promise.all([one.cancel(ha, 1000), one.cancel(hb, 1000)]);
     }
+  });
+});
+
+describe('a batch waiter that does not answer', () => {
+  it('is let go after the answer timeout: the job is told gone (and starts the ordinary way), the waiter leaves at end of file', async () => {
+    const over: string[] = [];
+    const pool = new BatchWaiters({ dataDir: data.path, tools: suiteTools, max: 1, onOver: (id) => over.push(id), answerTimeoutMs: 300 });
+    // Reads jobs and never answers (stuck, say, on a file system that hangs).
+    const mute = '#!/bin/sh\nwhile IFS= read -r line; do :; done\n';
+    const waiter = await pool.take(mute);
+    expect(waiter).not.toBeNull();
+    expect(await pool.run(waiter!, 'mute-run', 'a\nb\nc\nd\n\n')).toBe('gone');
+    await waitFor(() => cmdline(waiter!.pid).length === 0 || readProcStat(waiter!.pid, procfsTable())?.state === 'Z', 10_000, 'the mute waiter to leave');
+    expect(pool.counts()).toMatchObject({ idle: 0, busy: 0, starting: 0 });
+    expect(over).toEqual([]);
   });
 });
