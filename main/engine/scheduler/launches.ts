@@ -22,7 +22,8 @@ export class Launches {
 
   /**
    * `item` written by `write` with the others gathered in the same turn of the event loop, once
-   * that turn is over (setImmediate); resolves once written. `write` must not throw.
+   * that turn is over (setImmediate); resolves once written. What `write` throws is reported, never
+   * thrown from the immediate (which would end the process).
    */
   gather<T>(item: T, write: (items: T[]) => void): Promise<void> {
     if (!this.answered) {
@@ -34,6 +35,8 @@ export class Launches {
             this.answered = null;
             try {
               write(items);
+            } catch (err) {
+              process.stderr.write(`tend: recording launches failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
             } finally {
               resolve();
             }

@@ -1,6 +1,7 @@
 // A launch in the background (the daemon's way: a slow backend never holds up the pass) tells the
 // engine once the launch is recorded, so the engine can run the next pass at once.
 import { afterEach, expect, it } from 'vitest';
+import { Launches } from '../../../main/engine/scheduler/launches.js';
 import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
 import { Store } from '../../../main/engine/store/store.js';
 import { Fixture, HOUR, T0, full } from '../../helpers/engine-fixture.js';
@@ -62,4 +63,25 @@ it('a launch among those answered together that cannot be recorded is a submit:f
   expect(recorded).toHaveLength(2);
   expect(recorded).not.toContain(refused);
   expect(f.store.ledger.lease('run', refused)).not.toBeNull(); // rolled back: it goes stale and is adopted later
+});
+
+it('a failure while recording launches answered together is reported, not thrown from the immediate, and the launch still resolves', async () => {
+  const launches = new Launches(null);
+  const wrote: number[][] = [];
+  const written = [1, 2].map((n) =>
+    launches.gather(n, (items: number[]) => {
+      wrote.push([...items]);
+      throw new Error('told nobody');
+    }),
+  );
+  const stderr = process.stderr.write.bind(process.stderr);
+  const heard: string[] = [];
+  process.stderr.write = ((s: string) => (heard.push(String(s)), true)) as typeof process.stderr.write;
+  try {
+    await Promise.all(written);
+  } finally {
+    process.stderr.write = stderr;
+  }
+  expect(wrote).toEqual([[1, 2]]);
+  expect(heard.join('')).toMatch(/recording launches failed: Error: told nobody/);
 });
