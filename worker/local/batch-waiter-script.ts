@@ -36,22 +36,26 @@ export function shWords(argv: readonly string[]): string {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Names a shell keeps to itself (bash's read-only ones among them): set through exec, not by the waiter's shell. */
+const SHELL_OWN = /^(BASH.*|SHELLOPTS|EUID|UID|PPID|OPTIND|LINENO|IFS|ENV)$/;
+const assignable = (name: string) => NAME.test(name) && !SHELL_OWN.test(name);
 
 /**
  * The assignments that turn the environment a waiter was started with (`base`) into `want`:
- * null when a name cannot be a shell variable (that job starts the ordinary way, through exec).
+ * null when a name cannot be a shell variable, or is one the shell keeps to itself (that job
+ * starts the ordinary way, through exec).
  */
 export function envAssignments(base: Readonly<Record<string, string>>, want: Readonly<Record<string, string>>): string | null {
   const out: string[] = [];
   for (const k of Object.keys(base)) {
     if (!(k in want)) {
-      if (!NAME.test(k)) return null;
+      if (!assignable(k)) return null;
       out.push(`unset ${k}`);
     }
   }
   for (const [k, v] of Object.entries(want)) {
     if (base[k] === v) continue;
-    if (!NAME.test(k)) return null;
+    if (!assignable(k)) return null;
     out.push(`export ${shWords([`${k}=${v}`])}`);
   }
   return out.join('; ');

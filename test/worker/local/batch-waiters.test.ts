@@ -100,8 +100,8 @@ describe('batch waiters', () => {
     }
   });
 
-  it('a variable name no shell variable can have starts that job the ordinary way (through exec, as before)', async () => {
-    const spec = makeSpec(data.path, { command: '/usr/bin/env', env: { 'TEND.ODD-NAME': 'kept' } });
+  it.each<Record<string, string>>([{ 'TEND.ODD-NAME': 'kept' }, { PPID: '1' }, { SHELLOPTS: 'posix' }])('a variable no shell variable can be, or one the shell keeps to itself, starts that job the ordinary way (through exec, as before): %o', async (env) => {
+    const spec = makeSpec(data.path, { command: '/usr/bin/env', env });
     const handle = await backend.submit(spec);
     expect(isBatchWaiter(handle['wrapperPid'] as number)).toBe(false);
     expect(await settle(backend, handle)).toMatchObject({ exitCode: 0 });
