@@ -6,7 +6,6 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
-import { sbatchArgs } from '../../main/engine/domain/slurm.js';
 import { TendError } from '../../main/engine/errors.js';
 import { inheritedEnv } from '../inherited-env.js';
 import { baseManifest, jobPath } from '../jobdir/jobdir.js';
@@ -82,6 +81,8 @@ export async function submitSlurmJob(spec: JobSpec, ctx: SubmitContext): Promise
   validate(spec);
   const runDir = spec.runDir;
   const jobName = jobNameFor(spec.runId, runDir);
+  // domain/slurm.ts holds the options' schema (zod): loaded by the first submission, not at start.
+  const { sbatchArgs } = await import('../../main/engine/domain/slurm.js');
   const optionArgs = sbatchArgs(spec.slurm ?? null);
   const cwd = spec.cwd ?? runDir;
   const logCapBytes = spec.logCapBytes > 0 ? spec.logCapBytes : DEFAULT_LOG_CAP_BYTES;
