@@ -10,12 +10,7 @@ export const COMPUTER = /^[^@\s:]+@[^@\s:]+$/;
 /** The longest long poll a worker may ask for. */
 export const MAX_WAIT_MS = 30_000;
 
-export const WORKER_PATHS = {
-  commands: '/api/worker/commands',
-  claim: '/api/worker/jobs/claim',
-  reports: '/api/worker/reports',
-  external: '/api/external/:id/:action',
-} as const;
+export { WORKER_PATHS } from './worker-paths.js';
 
 /** What every worker request says about the worker (the daemon's `workers.list`). */
 const WorkerInfo = {

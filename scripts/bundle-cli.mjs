@@ -14,6 +14,7 @@
 // inject, cron-parser): bundled, their source would sit in every daemon's memory. The MCP SDK is
 // bundled into the chunk of `tend mcp` alone, so its zod is the bundle's too.
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
@@ -60,14 +61,38 @@ const lazyBuiltins = {
   },
 };
 
+/**
+ * zod loads with the first request that validates (api/lazy.ts), yet an event's data is checked
+ * as it is appended, synchronously (events/catalogue.ts), perhaps before any such request. The
+ * catalogue then requires zod; in the bundle what it requires is the entry event-zod.js, which
+ * shares the one zod chunk with the routes', instead of zod from node_modules (a second copy).
+ * The path is relative to the chunk the catalogue lands in, known once chunks are named.
+ */
+const EVENT_ZOD = 'event-zod.js';
+const EVENT_ZOD_MARK = '__tend_event_zod__';
+const eventZod = {
+  name: 'event-zod',
+  transform(code, id) {
+    if (!id.endsWith(`${join('main', 'engine', 'events', 'catalogue.js')}`)) return null;
+    const from = "fileURLToPath(import.meta.resolve('zod'))";
+    if (!code.includes(from)) throw new Error(`bundle-cli: ${id} no longer resolves zod as ${from}`);
+    return code.replace(from, `fileURLToPath(new URL(${JSON.stringify(EVENT_ZOD_MARK)}, import.meta.url))`);
+  },
+  renderChunk(code, chunk) {
+    if (!code.includes(EVENT_ZOD_MARK)) return null;
+    const to = posix.relative(posix.dirname(chunk.fileName), EVENT_ZOD);
+    return code.replaceAll(EVENT_ZOD_MARK, to.startsWith('.') ? to : `./${to}`);
+  },
+};
+
 rmSync(`${outDir}/chunks`, { recursive: true, force: true });
 await build({
   cwd: root,
-  input: { tend: entry },
+  input: { tend: entry, [EVENT_ZOD.replace(/\.js$/, '')]: fileURLToPath(new URL('../dist/main/engine/events/event-zod.js', import.meta.url)) },
   platform: 'node',
   // A built-in named without `node:` is still a built-in (Fastify's dependencies name some so).
   external: (id) => (id.startsWith('node:') && !LAZY_BUILTINS.includes(id)) || EXTERNAL.some((e) => id === e || id.startsWith(`${e}/`)),
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, eventZod],
   logLevel: 'warn',
   output: {
     dir: outDir,
@@ -75,9 +100,11 @@ await build({
     minify: true,
     // One character past Latin-1 makes V8 hold a whole chunk's source as two bytes a character.
     charset: 'ascii',
-    postBanner: (chunk) => (chunk.isEntry ? MARK : ''),
+    postBanner: (chunk) => (chunk.isEntry && chunk.name === 'tend' ? MARK : ''),
     entryFileNames: '[name].js',
     chunkFileNames: chunkName,
+    // zod in a chunk of its own (chunks/shared/zod-HASH.js): what loaded it can be read off the name.
+    codeSplitting: { groups: [{ name: 'zod', test: /[\\/]node_modules[\\/]zod[\\/]/ }] },
   },
 });
 // tsc's source map described its own (replaced) output.

@@ -57,6 +57,41 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(all.some((m) => m.includes('/api/openapi.js'))).toBe(true);
   });
 
+  it('serves its API without zod until a request that validates, and that request still validates: a bad body is answered 400 naming the field', async () => {
+    box = scratch('tend-lazy-daemon-');
+    tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs')] }).ready();
+    const api = await d.serving();
+    await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
+    expect((await fetch(`${api.url}/health`)).status).toBe(200);
+    const idle = loaded(d.stderr);
+    const bad = await fetch(`${api.url}/api/timing/preview`, { method: 'POST', headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ timing: { every: '1h' }, count: 0 }) });
+    expect(bad.status).toBe(400);
+    const body = (await bad.json()) as { ok: boolean; error: { code: string; issues: { path: string; message: string }[] } };
+    expect(body.error.code).toBe('INVALID');
+    expect(body.error.issues.map((i) => i.path)).toEqual(['count']);
+    await d.stop();
+    const all = loaded(d.stderr);
+    const zod = (m: string) => /\/chunks\/shared\/zod-[\w-]+\.js$|\/node_modules\/zod\//.test(m);
+    expect(idle.some((m) => m.includes('/dist/main/cli/chunks/main/engine/daemon/run.js'))).toBe(true);
+    expect(idle.filter(zod)).toEqual([]);
+    // The request loaded it: the bundle's zod chunk, the one copy.
+    expect(all.filter(zod).map((m) => m.replace(/.*\/dist\//, ''))).toEqual([expect.stringMatching(/^main\/cli\/chunks\/shared\/zod-[\w-]+\.js$/)]);
+  });
+
+  it('checks the data of an event appended before any request has loaded zod with the bundle\'s zod, not a copy from node_modules', async () => {
+    box = scratch('tend-lazy-daemon-');
+    // A routine that fires and completes at once: its run's events carry data (the exit status).
+    tendOk(box.dir, ['routine', 'add', 'soon', '--in', '1s', '--', 'true']);
+    const d = await new Daemon(box.dir, { TEND_DAEMON_INTERVAL_MS: '100', TEND_API: 'off' }, ['--quiet'], { nodeArgs: ['--import', join(FIXTURES, 'list-modules.mjs'), '-r', join(FIXTURES, 'list-required.cjs')] }).ready();
+    await waitFor(() => /:soon.*COMPLETED|COMPLETED.*:soon/s.test(JSON.stringify(tendOk(box.dir, ['routine', 'list', '--json']))), 20_000, 'the routine to complete');
+    await d.stop();
+    const all = loaded(d.stderr);
+    expect(all.filter((m) => /\/node_modules\/zod\//.test(m))).toEqual([]);
+    // The catalogue required the bundle's share of zod (require() of an ES module is listed with the CommonJS ones).
+    expect(all.some((m) => m.endsWith('/dist/main/cli/event-zod.js'))).toBe(true);
+  });
+
   it('serves its API, and the OpenAPI document, without node:https, node:http2 or node:worker_threads', async () => {
     box = scratch('tend-lazy-daemon-');
     // No module hook here: Node runs one (list-modules.mjs) on a worker thread of its own.

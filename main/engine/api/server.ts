@@ -3,18 +3,16 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { createRequire } from 'node:module';
 import type { Engine } from '../engine.js';
-import { zodIssues } from '../domain/schema.js';
-import { invalid, TendError, toResultError } from '../errors.js';
+import { TendError, toResultError } from '../errors.js';
 import { authenticate, readApiFile, newToken, writeApiFile, type Principal } from './auth.js';
-import { dispatch, makeMethods } from './methods.js';
+import type { Methods } from './methods.js';
+import { onFirstCall } from './lazy.js';
 import { EXTRA_ROUTES, ROUTES, type Channel, type RouteSpec, type Scope } from '../../../contract/routes.js';
-import { followRoute } from './follow.js';
 import { serveRenderer } from './static.js';
-import { poolRoutes } from '../pool/routes.js';
+import { poolRoutes } from '../pool/route-list.js';
 import { metricsRoute } from '../metrics/route.js';
-import { webhookRoutes } from '../webhooks/routes.js';
+import { webhookRoutes } from '../webhooks/route-list.js';
 import { Streams } from './streams.js';
-import { EventsQuery } from './events-query.js';
 
 /** Unset: the engine's settings (apiHost, apiPort, metricsPublic). */
 export interface ApiOptions {
@@ -110,7 +108,11 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, { code: 'NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
 
-  const methods = makeMethods(engine);
+  // The channels' schemas and implementations (zod, the ops) load with the first call of one.
+  const contract = onFirstCall(async (): Promise<{ methods: Methods; dispatch: typeof import('./methods.js').dispatch }> => {
+    const m = await import('./methods.js');
+    return { methods: m.makeMethods(engine), dispatch: m.dispatch };
+  });
   for (const [channel, spec] of Object.entries(ROUTES) as [Channel, RouteSpec][]) {
     app.route({
       method: spec.method,
@@ -122,6 +124,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
         if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
           throw new TendError('INVALID', 'the body must be a JSON object', [{ path: '', message: 'expected a JSON object' }]);
         }
+        const { methods, dispatch } = await contract();
         return { ok: true, value: await dispatch(methods, channel, input) };
       },
     });
@@ -131,7 +134,7 @@ export async function startApi(engine: Engine, o: ApiOptions = {}): Promise<ApiS
   app.route({ ...extra('health'), handler: async () => ({ ok: true, value: { status: 'ok', pid: process.pid } }) });
   app.route({ ...extra('openapi'), handler: async () => (await import('./openapi.js')).openApiDocument(routes) });
   app.route({ ...extra('events'), handler: (req, reply) => eventStream(engine, streams, req, reply) });
-  app.route({ ...extra('follow'), handler: (req, reply) => followRoute(engine, streams, req, reply) });
+  app.route({ ...extra('follow'), handler: async (req, reply) => (await import('./follow.js')).followRoute(engine, streams, req, reply) });
 
   const ctx: ApiContext = { engine, principal: (req) => req.principal };
   poolRoutes(app, ctx);
@@ -175,11 +178,11 @@ function sendError(reply: FastifyReply, status: number, error: { code: string; m
  * `?after=ID` (or `Last-Event-ID`) replays what was missed.
  */
 async function eventStream(engine: Engine, streams: Streams, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const q = EventsQuery.safeParse({ ...(req.query as object), ...(req.headers['last-event-id'] !== undefined && (req.query as { after?: unknown }).after === undefined ? { after: req.headers['last-event-id'] } : {}) });
-  if (!q.success) throw invalid(zodIssues(q.error));
+  const { parseEventsQuery } = await import('./events-query.js');
+  const q = parseEventsQuery({ ...(req.query as object), ...(req.headers['last-event-id'] !== undefined && (req.query as { after?: unknown }).after === undefined ? { after: req.headers['last-event-id'] } : {}) });
   let lastId: number;
-  if (q.data.after !== undefined) {
-    lastId = Number(q.data.after);
+  if (q.after !== undefined) {
+    lastId = Number(q.after);
   } else {
     lastId = (engine.store.db.prepare(`SELECT COALESCE(MAX(id), 0) AS id FROM events`).get() as { id: number }).id;
   }

@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import type { Level } from '../store/events.js';
 
-type Zod = typeof z;
+/** What the shapes are built of: zod's, or the bundle's share of it (events/event-zod.ts). */
+type Zod = Pick<typeof z, 'array' | 'boolean' | 'number' | 'strictObject' | 'string'>;
 type Shape = (z: Zod) => z.ZodType<Record<string, unknown>>;
 
 /**
@@ -154,11 +155,24 @@ function schemaOf(type: EventType, shape: Shape): z.ZodType<Record<string, unkno
     // Else the ES module, the zod the engine's modules import (require of an ES module returns
     // its one instance): `require('zod')` resolves to the package's CommonJS build, a second zod
     // of some 100 files held beside the first by every daemon that had appended an event.
-    zod ??= (createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('zod'))) as { z: Zod }).z;
+    zod ??= requireZod();
     schema = shape(zod);
     built.set(type, schema);
   }
   return schema;
+}
+
+function requireZod(): Zod {
+  const require = createRequire(import.meta.url);
+  try {
+    // In the CLI bundle, this resolve is rewritten to the bundle's event-zod.js (scripts/bundle-cli.mjs).
+    return (require(fileURLToPath(import.meta.resolve('zod'))) as { z: Zod }).z;
+  } catch {
+    // Node 20 cannot require an ES module while an import() of it is under way (the first request
+    // that validates, loading zod at this very moment): zod's CommonJS build then, a second copy
+    // in that rare case rather than an append that fails.
+    return (require('zod') as { z: Zod }).z;
+  }
 }
 
 export function isEventType(type: string): type is EventType {

@@ -2,7 +2,7 @@
 // batch jobs for their free slots, and report what happened; external routines report here too.
 // A worker token reaches only these routes, and only for its own computer. What they take and
 // answer is the worker protocol, declared once in contract/worker-protocol.ts.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ClaimBody, ClaimResult, CommandsQuery, CommandsResult, ExternalBody, ExternalParams, ExternalResult, ReportsBody, ReportsResult, WORKER_PATHS, type WorkerReport } from '../../../contract/worker-protocol.js';
 import type { ApiContext } from '../api/server.js';
@@ -62,87 +62,78 @@ function computerOf(ctx: ApiContext, req: FastifyRequest, input: unknown): strin
   return named;
 }
 
-export function poolRoutes(app: FastifyInstance, ctx: ApiContext): void {
+/** The handlers of the routes pool/route-list.ts registers, by WORKER_PATHS name. */
+export function poolHandlers(ctx: ApiContext): Record<keyof typeof WORKER_PATHS, (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>> {
   const { engine } = ctx;
   const store = engine.store;
-  const worker = { scope: 'worker' as const };
-  // Closing waits for open requests: long polls must not hold a stopping daemon for their full wait.
-  // Commands queued by another process (the CLI cancelling a job) reach a waiting worker with the
-  // pass that process asks the daemon for, not when the long poll runs out.
-  engine.bus.on('pass', () => {
-    for (const computer of store.pool.queuedComputers()) engine.wake.commandsFor(computer);
-  });
-  app.addHook('preClose', async () => engine.wake.close());
-
-  app.get(WORKER_PATHS.commands, { config: worker }, async (req, reply) => {
-    const computer = computerOf(ctx, req, req.query);
-    const q = parse(CommandsQuery, req.query);
-    const now = () => engine.clock.now();
-    store.pool.seen(computer, now(), q);
-    let commands = store.pool.fetch(computer, now());
-    if (commands.length === 0 && q.wait) {
-      const abort = new AbortController();
-      // The response's close, not the request's: a POST request "closes" once its body is read.
-      reply.raw.on('close', () => abort.abort());
-      await engine.wake.wait('commands', computer, pollWait(q.wait, engine.settings.workerOfflineMs), abort.signal);
-      commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
-    }
-    return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
-  });
-
-  app.post(WORKER_PATHS.claim, { config: worker }, async (req, reply) => {
-    const computer = computerOf(ctx, req, req.body);
-    const b = parse(ClaimBody, req.body);
-    store.pool.seen(computer, engine.clock.now(), b);
-    let jobs = claimJobs(engine, computer, b.slots);
-    if (jobs.length === 0 && b.wait) {
-      const abort = new AbortController();
-      // The response's close, not the request's: a POST request "closes" once its body is read.
-      reply.raw.on('close', () => abort.abort());
-      // A wake-up is a hint (every pass gives one): with nothing to take, wait on until the poll's
-      // end, so a worker is answered when there is work or when its poll is over, not every pass.
-      const deadline = Date.now() + pollWait(b.wait, engine.settings.workerOfflineMs);
-      for (let left = deadline - Date.now(); left > 0 && !abort.signal.aborted && !engine.wake.closed; left = deadline - Date.now()) {
-        await engine.wake.wait('jobs', computer, left, abort.signal);
-        if (abort.signal.aborted) break;
-        jobs = claimJobs(engine, computer, b.slots);
-        if (jobs.length > 0) break;
+  return {
+    commands: async (req, reply) => {
+      const computer = computerOf(ctx, req, req.query);
+      const q = parse(CommandsQuery, req.query);
+      const now = () => engine.clock.now();
+      store.pool.seen(computer, now(), q);
+      let commands = store.pool.fetch(computer, now());
+      if (commands.length === 0 && q.wait) {
+        const abort = new AbortController();
+        // The response's close, not the request's: a POST request "closes" once its body is read.
+        reply.raw.on('close', () => abort.abort());
+        await engine.wake.wait('commands', computer, pollWait(q.wait, engine.settings.workerOfflineMs), abort.signal);
+        commands = abort.signal.aborted ? [] : store.pool.fetch(computer, now());
       }
-    }
-    return { ok: true, value: { jobs } satisfies z.input<typeof ClaimResult> };
-  });
-
-  app.post(WORKER_PATHS.reports, { config: worker }, async (req) => {
-    const computer = computerOf(ctx, req, req.body);
-    const b = parse(ReportsBody, req.body);
-    const now = engine.clock.now();
-    store.pool.seen(computer, now, b);
-    const refused: { id: string; reason: string }[] = [];
-    let settle = false;
-    engine.tx(() => {
-      for (const r of b.reports) {
-        const why = r.kind === 'run' ? applyRunReport(engine, computer, r, now) : applyJobReport(engine, computer, r, now);
-        if (why) refused.push({ id: r.id, reason: why });
-        else if (r.state !== 'running') settle = true;
+      return { ok: true, value: { commands: commands.map((c) => ({ id: c.id, kind: c.kind, payload: c.payload, expiresAt: c.expiresAt })) } };
+    },
+    claim: async (req, reply) => {
+      const computer = computerOf(ctx, req, req.body);
+      const b = parse(ClaimBody, req.body);
+      store.pool.seen(computer, engine.clock.now(), b);
+      let jobs = claimJobs(engine, computer, b.slots);
+      if (jobs.length === 0 && b.wait) {
+        const abort = new AbortController();
+        // The response's close, not the request's: a POST request "closes" once its body is read.
+        reply.raw.on('close', () => abort.abort());
+        // A wake-up is a hint (every pass gives one): with nothing to take, wait on until the poll's
+        // end, so a worker is answered when there is work or when its poll is over, not every pass.
+        const deadline = Date.now() + pollWait(b.wait, engine.settings.workerOfflineMs);
+        for (let left = deadline - Date.now(); left > 0 && !abort.signal.aborted && !engine.wake.closed; left = deadline - Date.now()) {
+          await engine.wake.wait('jobs', computer, left, abort.signal);
+          if (abort.signal.aborted) break;
+          jobs = claimJobs(engine, computer, b.slots);
+          if (jobs.length > 0) break;
+        }
       }
-    });
-    if (settle) engine.nudge();
-    return { ok: true, value: { accepted: b.reports.length - refused.length, refused } satisfies z.input<typeof ReportsResult> };
-  });
-
-  app.post(WORKER_PATHS.external, { config: worker }, async (req) => {
-    refuseOtherComputer(ctx, req, namedComputer(req.body));
-    const p = parse(ExternalParams, req.params);
-    const b = parse(ExternalBody, req.body);
-    const def = store.routines.get(p.id);
-    const who = ctx.principal(req);
-    if (def && who?.kind === 'worker' && def.computer !== who.computer) {
-      throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}; ${p.id} runs on ${def.computer}`);
-    }
-    const run = engine.tx(() => reportExternal(store, (e) => engine.log(e), p.id, p.action, b, engine.clock.now()));
-    engine.nudge();
-    return { ok: true, value: { runId: run?.id ?? null, status: run?.status ?? null } satisfies z.input<typeof ExternalResult> };
-  });
+      return { ok: true, value: { jobs } satisfies z.input<typeof ClaimResult> };
+    },
+    reports: async (req) => {
+      const computer = computerOf(ctx, req, req.body);
+      const b = parse(ReportsBody, req.body);
+      const now = engine.clock.now();
+      store.pool.seen(computer, now, b);
+      const refused: { id: string; reason: string }[] = [];
+      let settle = false;
+      engine.tx(() => {
+        for (const r of b.reports) {
+          const why = r.kind === 'run' ? applyRunReport(engine, computer, r, now) : applyJobReport(engine, computer, r, now);
+          if (why) refused.push({ id: r.id, reason: why });
+          else if (r.state !== 'running') settle = true;
+        }
+      });
+      if (settle) engine.nudge();
+      return { ok: true, value: { accepted: b.reports.length - refused.length, refused } satisfies z.input<typeof ReportsResult> };
+    },
+    external: async (req) => {
+      refuseOtherComputer(ctx, req, namedComputer(req.body));
+      const p = parse(ExternalParams, req.params);
+      const b = parse(ExternalBody, req.body);
+      const def = store.routines.get(p.id);
+      const who = ctx.principal(req);
+      if (def && who?.kind === 'worker' && def.computer !== who.computer) {
+        throw new TendError('FORBIDDEN', `this token belongs to ${who.computer}; ${p.id} runs on ${def.computer}`);
+      }
+      const run = engine.tx(() => reportExternal(store, (e) => engine.log(e), p.id, p.action, b, engine.clock.now()));
+      engine.nudge();
+      return { ok: true, value: { runId: run?.id ?? null, status: run?.status ?? null } satisfies z.input<typeof ExternalResult> };
+    },
+  };
 }
 
 function claimJobs(engine: Engine, computer: string, slots: number) {
