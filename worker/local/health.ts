@@ -1,6 +1,7 @@
-// Is the local backend usable: enough free disk for job directories and logs, and a runs dir
-// this process can write to.
-import { mkdir, statfs, unlink, writeFile } from 'node:fs/promises';
+// Is the local backend usable: enough free disk (bytes and inodes) for job directories and logs,
+// and a runs dir this process may write to.
+import { constants } from 'node:fs';
+import { access, mkdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Health } from '../../main/engine/backend.js';
 import { errorMessage } from '../../main/engine/errors.js';
@@ -23,15 +24,18 @@ export async function localHealth(dataDir: string, minFreeBytes = DEFAULT_MIN_FR
     const fs = await statfs(runsDir);
     const free = fs.bavail * fs.bsize;
     if (free < minFreeBytes) return { ok: false, reason: `only ${mib(free)} free in ${dataDir} (below ${mib(minFreeBytes)})` };
+    // A file system with a fixed number of inodes (btrfs has none: both 0) can run out of them with bytes to spare.
+    if (fs.files > 0 && fs.ffree === 0) return { ok: false, reason: `no free inodes in ${dataDir}: no job directory can be made` };
   } catch (err) {
     return { ok: false, reason: `cannot read free space of ${dataDir}: ${errorMessage(err)}` };
   }
   const missing = missingTools(tools);
   if (missing) return { ok: false, reason: missing };
-  const probe = join(runsDir, `.health-${process.pid}-${Date.now()}`);
+  // Asked, not tried: a probe file written and removed here raced whatever removes the data dir
+  // after its engine stopped (a probe may still run behind the last answer), and cost a file's
+  // creation every second while jobs flow. access(2) says EROFS for a read-only mount too.
   try {
-    await writeFile(probe, 'ok\n', { mode: 0o600 });
-    await unlink(probe);
+    await access(runsDir, constants.W_OK);
   } catch (err) {
     return { ok: false, reason: `${runsDir} is not writable: ${errorMessage(err)}` };
   }

@@ -53,7 +53,7 @@ export const DEFAULT_KILL_GRACE_MS = 10_000;
 const HEALTHY_FOR_MS = 1000;
 /**
  * How long a healthy answer may still be given while a new probe runs behind it. The probe is
- * several trips through the thread pool (mkdir, statfs, a file written and removed), about 5 ms
+ * several trips through the thread pool (mkdir, statfs, access), some milliseconds
  * on a busy machine, and a realtime restart (the micro-pass's health gate) would wait for them.
  */
 const STANDS_FOR_MS = 30_000;

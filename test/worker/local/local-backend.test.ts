@@ -1,7 +1,7 @@
 // The local backend with real processes and real job directories: outcomes, the job directory
 // protocol, settling from the handle alone, pid reuse, outputs, health.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
@@ -339,6 +339,23 @@ describe('promised outputs', () => {
 describe('health', () => {
   it('is ok with free disk and a writable runs dir', async () => {
     expect(await backend.health()).toEqual({ ok: true, reason: null });
+  });
+
+  it('looks at the runs dir without writing in it (a probe file raced the removal of the data dir after its engine stopped)', async () => {
+    const dir = join(data.path, 'health-quiet');
+    await createLocalBackend({ dataDir: dir, tendVersion: 't', tools: suiteTools }).health();
+    const runs = join(dir, 'runs');
+    const seen: string[] = [];
+    const watcher = watch(runs, (_, name) => seen.push(String(name)));
+    try {
+      expect(await createLocalBackend({ dataDir: dir, tendVersion: 't', tools: suiteTools }).health()).toEqual({ ok: true, reason: null });
+      // Events come in order: once this one is heard, any of the probe's would have been.
+      writeFileSync(join(runs, 'marker'), '');
+      await waitFor(() => seen.includes('marker'), 10_000, 'the marker to be seen');
+      expect(seen.filter((n) => n !== 'marker')).toEqual([]);
+    } finally {
+      watcher.close();
+    }
   });
 
   it('is unhealthy, with the reason, below the free-space floor', async () => {
