@@ -19,7 +19,14 @@
 // is written and what the routine left is stopped: only then does it read the next job. A sentinel it could not write ends it (the job reads as vanished once it is
 // gone; a waiter alive beside a job without a sentinel would make it look running for ever).
 import type { ProviderName } from '../jobdir/proc.js';
-import { leftoversFunction, routineUmask, shQuote, signalForwarding, startTimeFunction, waitForChild } from './wrapper.js';
+import { forkRoutine, leftoversFunction, shQuote, signalForwarding, startTimeFunction, waitForChild } from './wrapper.js';
+
+/** Two spaces before each line that has text: a piece shared with run.sh, inside the job loop. */
+const indent = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => (l === '' ? l : `  ${l}`))
+    .join('\n');
 
 export interface BatchWaiterParams {
   provider: ProviderName;
@@ -148,24 +155,10 @@ while :; do
     continue
   fi
   eval "set -- $argv"
-  # The one fork: this child becomes the routine (exec keeps the pid and the start time).
-  {
-    trap - TERM INT HUP PIPE
-    eval "$vars"
-    umask ${routineUmask()}
-    exec ${setsid} "$@"
-  } < /dev/null >> "$dir/stdout.log" 2>> "$dir/stderr.log" &
-  child=$!
-  starttime "$child"
-  set -C
-  printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' "$$" "$ws" "$child" "$st" > "$dir/pid.json"
-  set +C
+${indent(forkRoutine(setsid, 'TERM INT HUP PIPE', 'eval "$vars"'))}
   say started
 
-${waitForChild()
-  .split('\n')
-  .map((l) => (l === '' ? l : `  ${l}`))
-  .join('\n')}
+${indent(waitForChild())}
   over "$result"
 done
 `;

@@ -121,6 +121,25 @@ export function leftoversFunction(leftoverGraceMs = 5000): string {
 }`;
 }
 
+/**
+ * The one fork, shared by both waiters: the child becomes the routine (exec keeps the pid and the
+ * start time), and pid.json, written once (noclobber), names it and the waiter ($ws: its start
+ * time). `traps` are the waiter's own, undone for the routine; `setup` runs in the child first.
+ */
+export function forkRoutine(setsid: string, traps: string, setup = ''): string {
+  return `# The one fork: this child becomes the routine (exec keeps the pid and the start time).
+{
+  trap - ${traps}
+${setup ? `  ${setup}\n` : ''}  umask ${routineUmask()}
+  exec ${setsid} "$@"
+} < /dev/null >> "$dir/stdout.log" 2>> "$dir/stderr.log" &
+child=$!
+starttime "$child"
+set -C
+printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' "$$" "$ws" "$child" "$st" > "$dir/pid.json"
+set +C`;
+}
+
 /** Wait for $child (through signals passed on), then set $result (exit code or signal:NAME). */
 export function waitForChild(): string {
   return `# A signal we pass on interrupts wait (status > 128): wait again for the routine's own end. But
@@ -196,17 +215,7 @@ if [ ! -d "$workdir" ]; then
 fi
 cd -- "$workdir" 2> /dev/null || finish "error:cannot enter working directory: $workdir"
 
-# The one fork: this child becomes the routine (exec keeps the pid and the start time).
-{
-  trap - TERM INT HUP
-  umask ${routineUmask()}
-  exec ${setsid} "$@"
-} < /dev/null >> "$dir/stdout.log" 2>> "$dir/stderr.log" &
-child=$!
-starttime "$child"
-set -C
-printf '{"wrapperPid":%s,"wrapperStartTime":%s,"pid":%s,"startTime":%s}\\n' "$$" "$ws" "$child" "$st" > "$dir/pid.json"
-set +C
+${forkRoutine(setsid, 'TERM INT HUP')}
 
 ${waitForChild()}
 finish "$result"
