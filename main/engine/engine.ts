@@ -16,6 +16,7 @@ import { cancelJob, restartRoutine, runNow, stopRoutine, type ControlDeps } from
 import { DEFAULT_OPTIONS, type SchedulerOptions } from './scheduler/context.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { settings, type Settings } from './settings.js';
+import { WalCheckpoints } from './store/checkpoint.js';
 import { IntegrityChecks } from './store/integrity.js';
 import { Store } from './store/store.js';
 
@@ -69,6 +70,8 @@ export class Engine {
   readonly retention: Retention;
   /** The full integrity check of tend.db, run off the event loop (after an unclean shutdown, for the doctor). */
   readonly integrity: IntegrityChecks;
+  /** The WAL checkpoint of the store's connection, run between passes while the loop runs. */
+  readonly checkpoints: WalCheckpoints;
   readonly settings: Settings;
   /** Runs' and jobs' output and manifests, read through the backend that ran them. */
   readonly runFiles: RunFiles = runFiles((name) => this.scheduler.ctx.backends.get(name));
@@ -80,6 +83,7 @@ export class Engine {
     makePrivateDir(paths(cfg.dataDir).runs);
     this.store = cfg.store ?? Store.open(paths(cfg.dataDir).db);
     this.integrity = new IntegrityChecks(this.store.db.name, () => this.clock.now());
+    this.checkpoints = new WalCheckpoints(this.store.db);
     const opts: SchedulerOptions = {
       ...DEFAULT_OPTIONS,
       maxParallel: s.maxParallel,
@@ -121,7 +125,7 @@ export class Engine {
     this.loop = new Loop({
       intervalMs: cfg.intervalMs ?? s.intervalMs,
       pass: () => this.scheduler.pass(),
-      between: () => this.sweepHistory(),
+      between: () => this.betweenPasses(),
     });
     this.control = {
       store: this.store,
@@ -163,6 +167,20 @@ export class Engine {
     return this.scheduler.ctx.events.tx(fn);
   }
 
+  /**
+   * A slice of the work between passes: the WAL checkpoint when one is due (at least one slice
+   * follows every pass, however often passes are asked for, so it is never put off for long), then
+   * a slice of the history sweep.
+   */
+  private async betweenPasses(): Promise<boolean> {
+    try {
+      this.checkpoints.step();
+    } catch (err) {
+      this.log({ type: 'pass:fault', message: `checkpoint: ${err instanceof Error ? err.message : String(err)}` });
+    }
+    return this.sweepHistory();
+  }
+
   /** A slice of the history sweep, between passes, never inside one: a failed sweep is logged and tried again later. */
   private async sweepHistory(): Promise<boolean> {
     try {
@@ -174,6 +192,8 @@ export class Engine {
   }
 
   start(): void {
+    // The checkpoint moves out of the commits (the pass's among them) while passes run between which to make it.
+    this.checkpoints.own();
     this.loop.start();
   }
 
@@ -192,6 +212,8 @@ export class Engine {
     await this.scheduler.quiesce();
     await Promise.allSettled([...this.scheduler.ctx.launches.launching.values()].map((l) => l.done));
     await this.inFlightDone();
+    // What the last passes wrote goes into tend.db, and the connection's commits checkpoint again.
+    this.checkpoints.release();
   }
 
   /** Stop, then close the store. */
