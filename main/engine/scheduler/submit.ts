@@ -7,7 +7,7 @@
 // moved a moment later.
 import type { Backend, Handle, JobSpec } from '../backend.js';
 import { newRun } from '../domain/run.js';
-import type { RunRow } from '../domain/types.js';
+import type { RunRow, RunStatus } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { batchRunMachine } from '../lifecycle/index.js';
 import { collect, unwritten, withUnwritten, type BacklogInput, type Item } from './backlog.js';
@@ -168,18 +168,16 @@ export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
   // Launches are independent: submit them together. No deadline here: a submit that gave up
   // while the backend still launched would leave an unrecorded job.
   const results = await Promise.all(
-    claimed.map(async (c): Promise<{ c: Claimed; handle?: Handle; error?: string }> => {
+    claimed.map(async (c): Promise<Answer> => {
       try {
-        return { c, handle: await ctx.backends.get(c.item.backend)!.submit(c.spec) };
+        return { c, handle: await ctx.backends.get(c.item.backend)!.submit(c.spec), error: undefined };
       } catch (err) {
-        return { c, error: errorMessage(err) };
+        return { c, handle: undefined, error: errorMessage(err) };
       }
     }),
   );
   const at = ctx.clock.now();
-  ctx.events.tx(() => {
-    for (const r of results) record(ctx, r.c, r.handle, r.error, at);
-  });
+  ctx.events.tx(() => recordAll(ctx, results, at));
   return results.filter((r) => r.handle).length;
 }
 
@@ -195,7 +193,7 @@ function launchInBackground(ctx: Ctx, c: Claimed): void {
     .then(() => ctx.backends.get(c.item.backend)!.submit(c.spec))
     .then(
       (handle) => ({ c, handle, error: undefined }),
-      (err: unknown) => ({ c, handle: undefined, error: errorMessage(err) }),
+      (err: unknown): Answer => ({ c, handle: undefined, error: errorMessage(err) }),
     )
     .then((r) => ctx.launches.gather(r, (answered: Answer[]) => recordAnswered(ctx, answered)));
   ctx.launches.launching.set(key, { done, queue: c.queue, schedule: c.item.schedule });
@@ -204,7 +202,7 @@ function launchInBackground(ctx: Ctx, c: Claimed): void {
 /** The launches answered in one turn, recorded in one transaction (each in its own if that fails). */
 function recordAnswered(ctx: Ctx, answered: Answer[]): void {
   for (const a of answered) ctx.launches.launching.delete(`${a.c.queue}:${a.c.key}`);
-  const write = (rs: Answer[]) => ctx.events.tx(() => rs.forEach((a) => record(ctx, a.c, a.handle, a.error, ctx.clock.now())));
+  const write = (rs: Answer[]) => ctx.events.tx(() => recordAll(ctx, rs, ctx.clock.now()));
   try {
     write(answered);
   } catch {
@@ -301,6 +299,26 @@ function claimOne(ctx: Ctx, item: Item, now: number, written: Map<RunRow, RunRow
   return { item, run: { ...run, runDir }, spec: runSpec(ctx.opts.dataDir, { ...run, runDir }, def), queue: 'run', key: run.id };
 }
 
+/**
+ * Record launch answers, inside the caller's transaction. The runs launched (most answers) are
+ * released and entered in the ledger together, and their statuses read together: three statements
+ * a run were most of what recording a pass's launches cost. The rest one by one. Told in the order
+ * answered.
+ */
+function recordAll(ctx: Ctx, answers: readonly Answer[], now: number): void {
+  const launched = answers.filter((a) => a.c.queue === 'run' && a.handle);
+  ctx.store.ledger.recordRuns(
+    launched.map((a) => ({ runId: a.c.key, backend: a.c.item.backend, handle: a.handle! })),
+    now,
+  );
+  const statuses = ctx.store.runs.statuses(launched.map((a) => a.c.key));
+  for (const a of answers) {
+    if (a.c.queue === 'run' && a.handle) launchedRun(ctx, a.c, a.handle, statuses.get(a.c.key) ?? null);
+    else record(ctx, a.c, a.handle, a.error, now);
+  }
+}
+
+/** Record a job's launch answer, or a run's launch that failed. */
 function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string | undefined, now: number): void {
   ctx.store.ledger.release(c.queue, c.key);
   const backendName = c.item.backend;
@@ -316,17 +334,8 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     }
     return;
   }
+  // A run launched is recorded with the others (recordAll): here, one that could not be.
   const run = c.run!;
-  if (handle) {
-    const current = ctx.store.runs.status(run.id);
-    ctx.store.ledger.record('run', run.id, backendName, handle, now);
-    if (current && current !== 'STARTING' && current !== 'RUNNING') {
-      // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
-      stopLater(ctx, run.id, backendName, handle);
-    }
-    ctx.events.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
-    return;
-  }
   const refused = error?.startsWith('LAUNCH_REFUSED') ?? false;
   const reason = error ?? 'launch failed';
   const to = moveRun(ctx.store, run.id, run.kind, 'launch_failed', { reason, endedAt: now });
@@ -338,6 +347,17 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
     message: refused ? reason : `could not start: ${reason}`,
   });
   if (run.kind === 'batch') finalizeBatch(ctx.store, (e) => ctx.events.log(e), run, ctx.defs.byId.get(run.routineId) ?? null, false, reason, now);
+}
+
+/** A run launched and in the ledger; `current`: its status as recorded. */
+function launchedRun(ctx: Ctx, c: Claimed, handle: Handle, current: RunStatus | null): void {
+  const run = c.run!;
+  const backendName = c.item.backend;
+  if (current && current !== 'STARTING' && current !== 'RUNNING') {
+    // Stopped while we were submitting: keep it in the ledger so the check phase settles it.
+    stopLater(ctx, run.id, backendName, handle);
+  }
+  ctx.events.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
 }
 
 /** Stop what was launched for nothing, held in `stopping` under `key` so that the engine's stop waits for it. */

@@ -1,5 +1,13 @@
 import type { Handle } from '../backend.js';
 import type { DB } from './db.js';
+import { MultiRow } from './multi-row.js';
+
+/** A run launched on `backend` as `handle`: its claim is done, its ledger entry to write. */
+export interface LaunchedRun {
+  runId: string;
+  backend: string;
+  handle: Handle;
+}
 
 export interface LedgerEntry {
   id: number;
@@ -13,7 +21,17 @@ export interface LedgerEntry {
 /** The in-flight ledger (every submitted handle) and leases (timestamped, atomic claims). */
 export class LedgerStore {
   private readonly s;
+  private readonly launched;
   constructor(db: DB) {
+    this.launched = {
+      release: new MultiRow<LaunchedRun>(db, '?', (keys) => `DELETE FROM leases WHERE queue = 'run' AND item_id IN (${keys})`, (r) => [r.runId]),
+      record: new MultiRow<{ run: LaunchedRun; at: number }>(
+        db,
+        `('run', ?, ?, ?, ?)`,
+        (values) => `INSERT INTO ledger (kind, ref_id, backend, handle, submitted_at) VALUES ${values}`,
+        ({ run, at }) => [run.runId, run.backend, JSON.stringify(run.handle), at],
+      ),
+    };
     this.s = {
       insert: db.prepare(`INSERT INTO ledger (kind, ref_id, backend, handle, submitted_at) VALUES (?, ?, ?, ?, ?)`),
       setHandle: db.prepare(`UPDATE ledger SET handle = ? WHERE kind = ? AND ref_id = ?`),
@@ -34,6 +52,15 @@ export class LedgerStore {
 
   record(kind: 'run' | 'job', refId: string, backend: string, handle: Handle, at: number): void {
     this.s.insert.run(kind, refId, backend, JSON.stringify(handle), at);
+  }
+
+  /**
+   * `release` then `record` of each run launched, in a few statements for them all (one each per
+   * run was most of what recording a pass's launches cost). In the ledger in the order given.
+   */
+  recordRuns(runs: readonly LaunchedRun[], at: number): void {
+    this.launched.release.run(runs);
+    this.launched.record.run(runs.map((run) => ({ run, at })));
   }
 
   setHandle(kind: 'run' | 'job', refId: string, handle: Handle): void {

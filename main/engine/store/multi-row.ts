@@ -1,5 +1,5 @@
 // One statement over many rows: `INSERT … VALUES (…), (…), …` for the rows a transaction gathered
-// (after-commit.ts writeAtCommit). Prepared once per power-of-two row count up to MAX_ROWS, so a
+// (after-commit.ts writeAtCommit), or `… WHERE id IN (?, ?, …)` for many keys. Prepared once per power-of-two row count up to MAX_ROWS, so a
 // batch of any size takes a few statements and the connection keeps at most a handful of them.
 import type { DB } from './db.js';
 
@@ -30,6 +30,18 @@ export class MultiRow<T> {
       after?.(chunk, result);
       i += n;
     }
+  }
+
+  /** The rows a read over all of `items` answers (each statement's in turn). */
+  all<R>(items: readonly T[]): R[] {
+    const out: R[] = [];
+    for (let i = 0; i < items.length; ) {
+      let n = MAX_ROWS;
+      while (n > items.length - i) n >>= 1;
+      for (const r of this.statement(n).all(items.slice(i, i + n).flatMap(this.params)) as R[]) out.push(r);
+      i += n;
+    }
+    return out;
   }
 
   private statement(rows: number): Statement {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
+import { MultiRow } from './multi-row.js';
 import { hasIndex, type DB } from './db.js';
 import { writeTx } from './busy.js';
 import { RoutineCycles } from './cycles.js';
@@ -99,12 +100,14 @@ const PATCH_COLUMNS: Record<keyof RunPatch, string> = {
 export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
+  private readonly statusesOf: MultiRow<string>;
   private counted: RunTotals | null = null;
   private kept: RoutineLatest | null = null;
   private inCycle: RoutineCycles | null = null;
   private carried: { since: Database.Statement; dayCarried: Database.Statement } | null = null;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
+    this.statusesOf = new MultiRow<string>(db, '?', (ids) => `SELECT id, status FROM runs WHERE id IN (${ids})`, (id) => [id]);
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
@@ -186,6 +189,11 @@ export class RunStore {
 
   status(id: string): RunStatus | null {
     return (this.s.status.get(id) as RunStatus | undefined) ?? null;
+  }
+
+  /** The status of each of these runs, in a few reads for them all; a run that does not exist is left out. */
+  statuses(ids: readonly string[]): Map<string, RunStatus> {
+    return new Map(this.statusesOf.all<{ id: string; status: RunStatus }>(ids).map((r) => [r.id, r.status]));
   }
 
   active(): RunRow[] {

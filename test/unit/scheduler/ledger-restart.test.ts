@@ -42,9 +42,10 @@ describe('the handle is recorded with the claim completion', () => {
   it('if recording fails, the lease release rolls back with it: the claim goes stale and the resubmission launches nothing new', async () => {
     const f = fixture({ db: dir.db });
     f.define({ id: 'a', cron: '0 * * * *' });
-    const record = f.store.ledger.record.bind(f.store.ledger);
+    // Runs launched are entered in the ledger together (recordRuns).
+    const record = f.store.ledger.recordRuns.bind(f.store.ledger);
     let failures = 1;
-    f.store.ledger.record = (...args) => {
+    f.store.ledger.recordRuns = (...args) => {
       if (failures-- > 0) throw new Error('SQLITE_FULL: database or disk is full');
       record(...args);
     };

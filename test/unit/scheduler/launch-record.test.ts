@@ -1,0 +1,74 @@
+// The launches a pass answers are recorded together (submit.ts recordAll): the runs launched are
+// released and entered in the ledger in one statement each and their statuses read in one, however
+// many they are; a job, a launch that failed and a run stopped while it was being submitted, among
+// them, are each recorded as they were one by one.
+import { afterEach, expect, it } from 'vitest';
+import type { JobSpec } from '../../../main/engine/backend.js';
+import { postJob } from '../../../main/engine/ops/jobs.js';
+import { Store } from '../../../main/engine/store/store.js';
+import { Fixture, HOUR, SEC, T0, full } from '../../helpers/engine-fixture.js';
+
+let f: Fixture;
+afterEach(() => f?.close());
+
+const IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+
+it('eight runs launched are released, entered in the ledger and read back in one statement each', async () => {
+  let on = false;
+  const heard: string[] = [];
+  const store = Store.open(':memory:', { trace: (sql) => on && heard.push(sql.replace(/\s+/g, ' ')) });
+  f = new Fixture({ store });
+  for (const id of IDS) f.define({ id, cron: '0 * * * *' });
+  f.clock.set(T0 + HOUR);
+  on = true;
+  await f.pass();
+  on = false;
+  const count = (re: RegExp) => heard.filter((s) => re.test(s)).length;
+  expect(count(/^DELETE FROM leases\b/)).toBe(1);
+  expect(count(/^INSERT INTO ledger\b/)).toBe(1);
+  expect(count(/^SELECT (id, )?status FROM runs\b/)).toBe(1);
+  for (const id of IDS) {
+    const run = f.only(id);
+    expect(run.status).toBe('STARTING');
+    expect(f.store.ledger.get('run', run.id)).toMatchObject({ backend: 'local', handle: { id: run.id }, submittedAt: T0 + HOUR });
+    expect(f.store.ledger.lease('run', run.id)).toBeNull();
+  }
+  // Told in the order launched.
+  expect(f.events('run:submitted').map((e) => e.routineId)).toEqual(IDS.map((id) => full(id)));
+});
+
+it('a job, a launch that failed and a run stopped meanwhile, answered with runs launched, are each recorded as before', async () => {
+  f = new Fixture();
+  for (const id of ['ok1', 'broken', 'stopped', 'ok2']) f.define({ id, cron: '0 * * * *', retry: 'none' });
+  const job = postJob(f.store, { command: 'true', computer: 'me@host' }, f.now());
+  const submit = f.backend.submit.bind(f.backend);
+  f.backend.submit = async (spec: JobSpec) => {
+    const run = spec.runId ? f.store.runs.get(spec.runId) : null;
+    if (run?.routineId === full('broken')) throw new Error('no such command');
+    // Stopped by hand while it was being submitted.
+    if (run?.routineId === full('stopped')) f.store.runs.cas(run.id, ['STARTING'], 'CANCELLED', { reason: 'stopped by hand', endedAt: f.now() });
+    return submit(spec);
+  };
+  f.clock.set(T0 + HOUR);
+  const report = await f.pass();
+  expect(report.faults).toBe(0);
+
+  for (const id of ['ok1', 'ok2', 'stopped']) expect(f.store.ledger.get('run', f.only(id).id)?.handle).toEqual({ id: f.only(id).id });
+  expect(f.only('ok1').status).toBe('STARTING');
+  expect(f.only('broken')).toMatchObject({ status: 'ERROR', reason: 'no such command' });
+  expect(f.store.ledger.get('run', f.only('broken').id)).toBeNull();
+  expect(f.events('run:launch-failed').map((e) => e.routineId)).toEqual([full('broken')]);
+  expect(f.store.ledger.get('job', String(job.id))).not.toBeNull();
+  expect(f.events('job:submitted').map((e) => e.jobId)).toEqual([job.id]);
+  expect(f.events('run:submitted').map((e) => e.routineId).sort()).toEqual([full('ok1'), full('ok2'), full('stopped')].sort());
+  // Every claim released, whatever its answer.
+  for (const id of ['ok1', 'ok2', 'stopped', 'broken']) expect(f.store.ledger.lease('run', f.only(id).id)).toBeNull();
+  expect(f.store.ledger.lease('job', String(job.id))).toBeNull();
+
+  // Only the one stopped meanwhile is asked to stop.
+  await new Promise((r) => setImmediate(r));
+  expect(f.backend.cancelled()).toEqual([f.only('stopped').id]);
+  f.advance(SEC);
+  await f.pass();
+  expect(f.only('stopped')).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
+});
