@@ -22,7 +22,9 @@ export interface LedgerEntry {
 export class LedgerStore {
   private readonly s;
   private readonly launched;
+  private readonly settled: MultiRow<string>;
   constructor(db: DB) {
+    this.settled = new MultiRow<string>(db, '?', (keys) => `DELETE FROM ledger WHERE kind = 'run' AND ref_id IN (${keys}) RETURNING ref_id AS refId`, (id) => [id]);
     this.launched = {
       release: new MultiRow<LaunchedRun>(db, '?', (keys) => `DELETE FROM leases WHERE queue = 'run' AND item_id IN (${keys})`, (r) => [r.runId]),
       record: new MultiRow<{ run: LaunchedRun; at: number }>(
@@ -61,6 +63,11 @@ export class LedgerStore {
   recordRuns(runs: readonly LaunchedRun[], at: number): void {
     this.launched.release.run(runs);
     this.launched.record.run(runs.map((run) => ({ run, at })));
+  }
+
+  /** `clear` of each of these runs, in a few statements for them all: the ids it cleared (the others were not in the ledger). */
+  clearRuns(runIds: readonly string[]): Set<string> {
+    return new Set(this.settled.all<{ refId: string }>(runIds).map((r) => r.refId));
   }
 
   setHandle(kind: 'run' | 'job', refId: string, handle: Handle): void {

@@ -101,6 +101,7 @@ export class RunStore {
   private readonly s;
   private readonly moves: CompareAndSet<RunPatch>;
   private readonly statusesOf: MultiRow<string>;
+  private readonly rowsOf: MultiRow<string>;
   private counted: RunTotals | null = null;
   private kept: RoutineLatest | null = null;
   private inCycle: RoutineCycles | null = null;
@@ -108,6 +109,7 @@ export class RunStore {
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
     this.statusesOf = new MultiRow<string>(db, '?', (ids) => `SELECT id, status FROM runs WHERE id IN (${ids})`, (id) => [id]);
+    this.rowsOf = new MultiRow<string>(db, '?', (ids) => `SELECT * FROM runs WHERE id IN (${ids})`, (id) => [id]);
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
@@ -189,6 +191,11 @@ export class RunStore {
 
   status(id: string): RunStatus | null {
     return (this.s.status.get(id) as RunStatus | undefined) ?? null;
+  }
+
+  /** Each of these runs by id, in a few reads for them all; a run that does not exist is left out. */
+  getMany(ids: readonly string[]): Map<string, RunRow> {
+    return new Map(this.rowsOf.all<RunRecord>(ids).map((r) => [r.id, toRun(r)]));
   }
 
   /** The status of each of these runs, in a few reads for them all; a run that does not exist is left out. */
