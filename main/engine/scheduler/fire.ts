@@ -19,12 +19,16 @@ export function dueTriggers(ctx: Ctx, now: number): DueTrigger[] {
   return ctx.store.routines.dueTriggers(now, DUE_BATCH);
 }
 
+/** The unfinished runs by routine, as the database holds them now (read by the pass, nothing written since). */
+export type ActiveByRoutine = ReadonlyMap<string, readonly RunRow[]>;
+
 /**
  * Inside the caller's write transaction: take each due trigger and return the runs it creates, in
  * firing order, unwritten (the caller writes them before the transaction ends). Reads first and
  * writes only per trigger, each trigger's fault an event: once it has written, it does not throw.
+ * `active`: the unfinished runs, for the overlap checks; unset, each routine's are read.
  */
-export function fireDue(ctx: Ctx, now: number): RunRow[] {
+export function fireDue(ctx: Ctx, now: number, active?: ActiveByRoutine): RunRow[] {
   // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
   // `at` is due at once) must be fired as it is now, not disarmed as unknown.
   ctx.defs.refresh(ctx.store);
@@ -32,7 +36,7 @@ export function fireDue(ctx: Ctx, now: number): RunRow[] {
   const catchUp = { count: 0 };
   for (const t of dueTriggers(ctx, now)) {
     try {
-      fireOne(ctx, t, now, catchUp, runs);
+      fireOne(ctx, t, now, catchUp, runs, active);
     } catch (err) {
       ctx.events.log({ type: 'trigger:fault', routineId: t.routineId, message: `could not fire: ${errorMessage(err)}` });
     }
@@ -54,7 +58,7 @@ export function dueRuns(ctx: Ctx, due: readonly DueTrigger[], now: number): RunR
   return out;
 }
 
-function fireOne(ctx: Ctx, t: DueTrigger, now: number, catchUp: { count: number }, runs: RunRow[]): void {
+function fireOne(ctx: Ctx, t: DueTrigger, now: number, catchUp: { count: number }, runs: RunRow[], active: ActiveByRoutine | undefined): void {
   const def = ctx.defs.byId.get(t.routineId);
   if (!def || def.kind !== 'batch' || !def.timing) {
     // Nothing to run at this time: take it, arming nothing.
@@ -86,7 +90,7 @@ function fireOne(ctx: Ctx, t: DueTrigger, now: number, catchUp: { count: number 
 
   const replay = instants.length > 1;
   for (const at of instants) {
-    if (!replay && !overlapAllows(ctx, def, at)) continue;
+    if (!replay && !overlapAllows(ctx, def, at, active)) continue;
     // After a sleep or downtime, spread the catch-up starts instead of launching all at once.
     const notBefore = late ? now + Math.min(catchUp.count++ * CATCH_UP_SPACING_MS, CATCH_UP_WINDOW_MS) : null;
     runs.push(newRun(def, at, now, { attempt: 1, manual: false, notBefore: notBefore === now ? null : notBefore }));
@@ -138,9 +142,9 @@ function latestMissed(def: RoutineDef, first: number, now: number, keep: number)
   }
 }
 
-function overlapAllows(ctx: Ctx, def: RoutineDef, at: number): boolean {
+function overlapAllows(ctx: Ctx, def: RoutineDef, at: number, inFlight: ActiveByRoutine | undefined): boolean {
   if (def.overlap === 'allow') return true;
-  const active = ctx.store.runs.activeFor(def.id);
+  const active = inFlight ? (inFlight.get(def.id) ?? []) : ctx.store.runs.activeFor(def.id);
   if (active.length === 0) return true;
   const waiting = active.some((r) => r.status === 'PENDING' || r.status === 'DELAYED');
   if (def.overlap === 'queue-one' && !waiting) return true;

@@ -78,10 +78,12 @@ export class Scheduler {
         const waiting = new Map<string, string>();
         // Read again only if anything was written since the status step read them (by this
         // process or another): 2,000 runs in flight, a read was a fifth of the pass.
-        const active = read && read.mark === ctx.store.changeMark() ? read.active : ctx.store.runs.active();
+        const mark = ctx.store.changeMark();
+        const active = read && read.mark === mark ? read.active : ctx.store.runs.active();
         const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now);
         const jobs = pendingJobs(ctx);
-        const claims = await claim(ctx, now, { active, realtime, jobs, waiting }, { fire: true });
+        // The mark `active` is current at: firing's overlap checks read it if nothing moves it meanwhile.
+        const claims = await claim(ctx, now, { active, realtime, jobs, waiting }, { fire: true, mark });
         this.waiting = waiting;
         report.fired = claims.fired;
         claimed = claims.claimed;

@@ -45,9 +45,11 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
  * The submit phase up to its launches. With `fire`, the due triggers are fired in the transaction
  * that claims: the health gate is asked first, for the backends of the waiting work and of the
  * runs the due triggers would create (dueRuns), so that a fired run that may start is claimed
- * as it is written.
+ * as it is written. `mark`: the store's change mark when `input.active` was read; still the mark
+ * once the transaction holds the write lock, the overlap checks of firing read that list instead of
+ * the runs table, a read per due routine.
  */
-export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire: boolean }): Promise<Claims> {
+export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire: boolean; mark?: string }): Promise<Claims> {
   let fire = o.fire;
   let fault: unknown = null;
   const ledger = ctx.store.ledger.keys();
@@ -75,7 +77,7 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire
     let runs: RunRow[] = [];
     if (fire) {
       try {
-        runs = fireDue(ctx, now);
+        runs = fireDue(ctx, now, o.mark !== undefined && o.mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
       } catch (err) {
         fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
       }
