@@ -77,7 +77,7 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire
     let runs: RunRow[] = [];
     if (fire) {
       try {
-        runs = fireDue(ctx, now, o.mark !== undefined && o.mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
+        runs = fireDue(ctx, now, o.mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
       } catch (err) {
         fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
       }
