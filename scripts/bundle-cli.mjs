@@ -17,6 +17,7 @@ import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
+import { lazyBuiltinSource } from './lazy-builtin.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const entry = fileURLToPath(new URL('../dist/main/cli/tend.js', import.meta.url));
@@ -45,19 +46,41 @@ function chunkName(chunk) {
 /**
  * Fastify requires node:https and node:http2 as it loads, and uses them only to serve HTTPS or
  * HTTP/2, which the API never does: some 3 MiB of Node's own modules resident for nothing. In
- * the bundle, Fastify's are stand-ins that load the real module on first use.
+ * the bundle, Fastify's are stand-ins that load the real module on first use
+ * (scripts/lazy-builtin.mjs). So is the node:assert of Fastify and its router (find-my-way),
+ * whose every use is `assert(condition, message)` as routes are added: the stand-in lets a true
+ * condition pass, and hands a false one to the real assert, which throws its AssertionError as
+ * before (five of Node's modules an idle daemon no longer holds). Not node:dns: Node's own
+ * listen() loads it, even for an address.
  */
-const LAZY_BUILTINS = ['node:https', 'node:http2'];
+const LAZY_BUILTINS = ['node:https', 'node:http2', 'node:assert'];
+const LAZY_IMPORTERS = /[\\/]node_modules[\\/](fastify|find-my-way)[\\/]/;
 const lazyBuiltins = {
   name: 'lazy-builtins',
   resolveId(id, importer) {
-    if (LAZY_BUILTINS.includes(id) && importer && /[\\/]node_modules[\\/]fastify[\\/]/.test(importer)) return `\0lazy:${id}`;
+    if (LAZY_BUILTINS.includes(id) && importer && LAZY_IMPORTERS.test(importer)) return `\0lazy:${id}`;
     return null;
   },
   load(id) {
-    if (!id.startsWith('\0lazy:')) return null;
-    const name = JSON.stringify(id.slice('\0lazy:'.length));
-    return `let real;\nmodule.exports = new Proxy({}, { get: (_, key) => (real ??= process.getBuiltinModule(${name}))[key] });\n`;
+    return id.startsWith('\0lazy:') ? lazyBuiltinSource(id.slice('\0lazy:'.length)) : null;
+  },
+};
+
+/**
+ * better-sqlite3 is CommonJS: imported from an ES module, Node reads its exports with its
+ * CommonJS lexer (a module of its own, some 90 KB of source) before the daemon opens a database.
+ * The bundle requires it instead; its default export is the same module.exports.
+ */
+const REQUIRED_DEFAULT = ['better-sqlite3'];
+const requiredDefault = {
+  name: 'required-default',
+  resolveId(id, importer) {
+    if (REQUIRED_DEFAULT.includes(id) && importer && !importer.startsWith('\0required:')) return `\0required:${id}`;
+    return null;
+  },
+  load(id) {
+    if (!id.startsWith('\0required:')) return null;
+    return `import { createRequire } from 'node:module';\nexport default createRequire(import.meta.url)(${JSON.stringify(id.slice('\0required:'.length))});\n`;
   },
 };
 
@@ -91,8 +114,8 @@ await build({
   input: { tend: entry, [EVENT_ZOD.replace(/\.js$/, '')]: fileURLToPath(new URL('../dist/main/engine/events/event-zod.js', import.meta.url)) },
   platform: 'node',
   // A built-in named without `node:` is still a built-in (Fastify's dependencies name some so).
-  external: (id) => (id.startsWith('node:') && !LAZY_BUILTINS.includes(id)) || EXTERNAL.some((e) => id === e || id.startsWith(`${e}/`)),
-  plugins: [lazyBuiltins, eventZod],
+  external: (id) => (id.startsWith('node:') && !LAZY_BUILTINS.includes(id)) || (!REQUIRED_DEFAULT.includes(id) && EXTERNAL.some((e) => id === e || id.startsWith(`${e}/`))),
+  plugins: [lazyBuiltins, requiredDefault, eventZod],
   logLevel: 'warn',
   output: {
     dir: outDir,

@@ -2,9 +2,10 @@
 // no Ajv (no route declares a JSON schema; zod checks inputs), no OpenAPI builder until the
 // document is asked for, no Intl formatter (ICU's locale data) for its status counts of today, no
 // cron-parser (and luxon) before it checks a cron expression.
-// Nor Node's HTTPS and HTTP/2 modules, which Fastify requires and the API never serves (the CLI
-// bundle defers them, scripts/bundle-cli.mjs), nor its worker threads (only an integrity check
-// starts one). And it runs as it ships: from the CLI bundle, not
+// Nor Node's HTTPS and HTTP/2 modules, which Fastify requires and the API never serves, nor its
+// assert, which Fastify's router calls only to throw (the CLI bundle defers them,
+// scripts/bundle-cli.mjs), nor its CommonJS lexer, nor its worker threads (only an integrity
+// check starts one). And it runs as it ships: from the CLI bundle, not
 // from tsc's modules.
 // Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
 // against the catalogue, it does so with the zod it already holds, not a second copy.
@@ -92,7 +93,7 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(all.some((m) => m.endsWith('/dist/main/cli/event-zod.js'))).toBe(true);
   });
 
-  it('serves its API, and the OpenAPI document, without node:https, node:http2 or node:worker_threads', async () => {
+  it('serves its API, and the OpenAPI document, without node:https, node:http2, node:assert, node:worker_threads or Node\'s CommonJS lexer', async () => {
     box = scratch('tend-lazy-daemon-');
     // No module hook here: Node runs one (list-modules.mjs) on a worker thread of its own.
     const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
@@ -102,7 +103,9 @@ describe('an idle daemon loads only what idling needs', () => {
     await d.stop();
     const native = builtins(d.stderr);
     expect(native).toContain('http');
-    expect(native.filter((m) => /^(https|http2|tls|_tls_wrap|worker_threads)$/.test(m))).toEqual([]);
+    expect(native.filter((m) => /^(https|http2|tls|_tls_wrap|worker_threads|assert|internal\/assert\/assertion_error)$/.test(m))).toEqual([]);
+    // better-sqlite3 is required, not imported: Node reads no CommonJS module's exports with its lexer.
+    expect(native.filter((m) => m.includes('cjs-module-lexer'))).toEqual([]);
   });
 
   it('checks the data of the events it appends with the zod its routes use: no second copy from node_modules beside the bundle\'s', async () => {

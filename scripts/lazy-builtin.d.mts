@@ -1,0 +1,2 @@
+// Types of scripts/lazy-builtin.mjs for the tests.
+export function lazyBuiltinSource(name: string): string;
