@@ -1,12 +1,12 @@
 // The engine as one object: store, scheduler and its loop, over the backends its host gives it
 // (host/backends.ts; this file imports none). The same code runs inside the Electron main
 // process, under `tend daemon run`, and in tests.
-import { randomBytes } from 'node:crypto';
 import type { Backend } from './backend.js';
 import { systemClock, type Clock } from './clock.js';
 import { paths } from './datadir.js';
 import { makePrivateDir } from './owner-only.js';
 import { localComputer } from './domain/computer.js';
+import { randomBytes } from './lazy-crypto.js';
 import { Loop } from './loop.js';
 import { Retention, type RetentionOptions } from './retention.js';
 import { runFiles, type RunFiles } from './run-files.js';

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { nodeCrypto } from './lazy-crypto.js';
 
 // One call for 4 KiB of randomness instead of one per id: a randomBytes call costs about as much
 // as the rest of creating a run.
@@ -8,7 +8,7 @@ let offset = pool.length;
 /** Sortable, unique run ids: time first so directory listings and SQL order agree. */
 export function newRunId(now: number): string {
   if (offset + 4 > pool.length) {
-    randomFillSync(pool);
+    nodeCrypto().randomFillSync(pool);
     offset = 0;
   }
   const suffix = pool.toString('hex', offset, offset + 4);

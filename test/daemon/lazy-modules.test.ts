@@ -5,8 +5,8 @@
 // Nor Node's HTTPS and HTTP/2 modules, which Fastify requires and the API never serves, nor its
 // assert, which Fastify's router calls only to throw (the CLI bundle defers them,
 // scripts/bundle-cli.mjs), nor its CommonJS lexer, nor its worker threads (only an integrity
-// check starts one). And it runs as it ships: from the CLI bundle, not
-// from tsc's modules.
+// check starts one), nor node:crypto before a request or a run needs it. And it runs as it
+// ships: from the CLI bundle, not from tsc's modules.
 // Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
 // against the catalogue, it does so with the zod it already holds, not a second copy.
 import { describe, expect, it } from 'vitest';
@@ -106,6 +106,25 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(native.filter((m) => /^(https|http2|tls|_tls_wrap|worker_threads|assert|internal\/assert\/assertion_error)$/.test(m))).toEqual([]);
     // better-sqlite3 is required, not imported: Node reads no CommonJS module's exports with its lexer.
     expect(native.filter((m) => m.includes('cjs-module-lexer'))).toEqual([]);
+  });
+
+  it('starts with a new API token and idles without node:crypto: the token is 32 random bytes, and the first request that presents it loads crypto to compare it', async () => {
+    box = scratch('tend-lazy-daemon-');
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    const api = await d.serving();
+    expect(Buffer.from(api.token, 'base64url')).toHaveLength(32);
+    await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
+    await d.stop();
+    expect(builtins(d.stderr).filter((m) => /^(crypto|internal\/crypto\/.*)$/.test(m))).toEqual([]);
+
+    // Another daemon on the same dir keeps that token; an authenticated request compares it (node:crypto's timingSafeEqual).
+    const again = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    const same = await again.serving();
+    expect(same.token).toBe(api.token);
+    expect((await fetch(`${same.url}/api/routines`, { headers: { authorization: `Bearer ${same.token}` } })).status).toBe(200);
+    expect((await fetch(`${same.url}/api/routines`, { headers: { authorization: `Bearer x${same.token}` } })).status).toBe(401);
+    await again.stop();
+    expect(builtins(again.stderr)).toContain('crypto');
   });
 
   it('checks the data of the events it appends with the zod its routes use: no second copy from node_modules beside the bundle\'s', async () => {

@@ -3,7 +3,6 @@
 // file (creating files was the costliest part of a launch: profiled, 300 no-op jobs drained by a
 // daemon). The shared text finds its places when it runs (wrapper.ts, WrapperParams): its job
 // directory from its own path, its working directory from TEND_WAITER_WORKDIR.
-import { createHash } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processProvider } from '../jobdir/proc.js';
@@ -65,7 +64,8 @@ export function sharedCopy(dir: string, text: string, check = false): string {
   // `check`: written once, but the data dir's runs may have been cleared since.
   if (shared === undefined || (check && !existsSync(shared))) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    shared = join(dir, `${createHash('sha256').update(text).digest('hex').slice(0, 16)}.sh`);
+    // node:crypto with its first use: an idle daemon need not hold it (main/engine/lazy-crypto.ts).
+    shared = join(dir, `${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 16)}.sh`);
     writeNew(shared, text);
     written.set(key, shared);
   }

@@ -2,7 +2,6 @@
 // streams and the sentinel, all written on the node by run.sh), plus slurm.sh, the batch script
 // given to `sbatch --parsable`. Idempotent per run dir: a directory that records a Slurm job id
 // is adopted; one whose sbatch may have run before a crash is looked up by job name first.
-import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -33,7 +32,8 @@ export interface SubmitContext {
  * batch jobs (`job-12`) repeat across data dirs, so the name also holds a digest of the run dir.
  */
 export function jobNameFor(runId: string, runDir: string): string {
-  return `tend:${runId.slice(0, 150)}:${createHash('sha256').update(runDir).digest('hex').slice(0, 12)}`;
+  // node:crypto with its first use: an idle daemon need not hold it (main/engine/lazy-crypto.ts).
+  return `tend:${runId.slice(0, 150)}:${process.getBuiltinModule('node:crypto').createHash('sha256').update(runDir).digest('hex').slice(0, 12)}`;
 }
 
 function validate(spec: JobSpec): void {

@@ -1,8 +1,8 @@
 // Tokens: one admin token (api.json, mode 600), and per-computer worker tokens whose SHA-256
 // is stored in the workers table. Comparisons are constant-time.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { paths } from '../datadir.js';
+import { nodeCrypto, randomBytes } from '../lazy-crypto.js';
 import type { Store } from '../store/store.js';
 
 export interface ApiFile {
@@ -38,11 +38,12 @@ export function newToken(): string {
 }
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return nodeCrypto().createHash('sha256').update(token).digest('hex');
 }
 
 /** Constant-time: both sides are hashed to 32 bytes first, so not even the length is compared early. */
 export function sameSecret(a: string, b: string): boolean {
+  const { createHash, timingSafeEqual } = nodeCrypto();
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 

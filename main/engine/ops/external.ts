@@ -1,9 +1,9 @@
 // External routines are started by nobody: they report `start`, `heartbeat`, `complete`, `fail`
 // and `log` over the API, each with an optional run id so overlapping runs stay apart. They are
 // monitored like any other routine (late → DELAYED; realtime silence → ERROR).
-import { createHash } from 'node:crypto';
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { notFound, TendError } from '../errors.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import { maskFreeText, secretsOf } from '../mask.js';
 import { moveRun } from '../scheduler/moves.js';
 import type { NewEvent } from '../store/events.js';
@@ -34,7 +34,7 @@ function externalRoutine(store: Store, id: string): RoutineDef {
  * (within the 80 characters of a run id).
  */
 export function externalRunId(routineId: string, runId: string): string {
-  return `ext.${createHash('sha256').update(routineId).digest('hex').slice(0, 8)}.${runId}`;
+  return `ext.${nodeCrypto().createHash('sha256').update(routineId).digest('hex').slice(0, 8)}.${runId}`;
 }
 
 /** A run of this routine by the id the routine gave it. */

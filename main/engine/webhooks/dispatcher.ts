@@ -4,9 +4,9 @@
 // receiver in SQLite, and POSTs them with retries and exponential backoff. The queue is bounded:
 // past `queueMax` waiting deliveries the oldest is dropped, with the reason in the delivery log and
 // a `webhook:dropped` event. Nothing here throws into the daemon: a fault is logged and retried.
-import { createHmac } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { errorMessage } from '../errors.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import type { EngineEvents } from '../events/bus.js';
 import type { NewEvent } from '../store/events.js';
 import type { Store } from '../store/store.js';
@@ -251,7 +251,7 @@ export class WebhookDispatcher {
       'x-tend-delivery': String(d.id),
       'x-tend-attempt': String(attempts),
     };
-    if (hook?.secret) headers['x-tend-signature'] = `sha256=${createHmac('sha256', hook.secret).update(d.payload).digest('hex')}`;
+    if (hook?.secret) headers['x-tend-signature'] = `sha256=${nodeCrypto().createHmac('sha256', hook.secret).update(d.payload).digest('hex')}`;
     let status: number | null = null;
     let error: string | null = null;
     try {
