@@ -6,17 +6,22 @@ import { maskArgs } from '../mask.js';
 
 const JOB_LOG_CAP = 64 * 1024 * 1024;
 
-/** The run directory is a pure function of the run, so a resubmission after a crash finds it. */
+/**
+ * The run directory is a pure function of the run, so a resubmission after a crash finds it. Run
+ * ids are Tend's own (newRunId, `job-<n>`): one plain name each, appended as it is (path.join
+ * normalized the whole path on every call, a tenth of writing a fired run). Any other id is
+ * refused: `..` or `a/b` would put a job's files outside its own directory.
+ */
 export function runDirFor(dataDir: string, runId: string, createdAt: number): string {
-  // join normalizes the whole path on every call (a tenth of writing a fired run): the data dir's
-  // part is normalized once, and an id that is one plain name is appended as it is.
-  if (!PLAIN_NAME.test(runId)) return join(dataDir, 'runs', utcDay(createdAt), runId);
-  if (dataDir !== lastRoot.dataDir) lastRoot = { dataDir, runs: join(dataDir, 'runs') };
-  return `${lastRoot.runs}${sep}${utcDay(createdAt)}${sep}${runId}`;
+  if (!PLAIN_NAME.test(runId)) throw new Error(`not a run id: ${JSON.stringify(runId)} (one name of letters, digits, . _ -)`);
+  let runs = runsDirs.get(dataDir);
+  if (runs === undefined) runsDirs.set(dataDir, (runs = join(dataDir, 'runs')));
+  return `${runs}${sep}${utcDay(createdAt)}${sep}${runId}`;
 }
 /** A path segment that join leaves as it is: no separator, not `.` or `..`, not empty. */
 const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
-let lastRoot = { dataDir: '', runs: '' };
+/** `<data dir>/runs` by data dir, normalized once (a process has one data dir, a test run a few). */
+const runsDirs = new Map<string, string>();
 
 export function runSpec(dataDir: string, run: RunRow, def: RoutineDef): JobSpec {
   return {

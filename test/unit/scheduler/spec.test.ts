@@ -102,12 +102,20 @@ describe('job specs', () => {
     expect(runDirFor('/d', 'r1', Date.UTC(2026, 0, 6, 0, 0))).toBe('/d/runs/2026-01-06/r1');
   });
 
-  it('the run directory is what path.join makes of it, whatever the data dir and the id (join is done once per data dir)', () => {
+  it('the run directory is what path.join makes of it, for every data dir and every id Tend makes (join is done once per data dir)', () => {
     const at = Date.UTC(2026, 0, 5, 12);
+    // Ids as newRunId and jobs make them, and every character a run id may have, first or later.
+    const ids = ['0mpv1f2rc-a00db3ab', 'job-12', 'r1', 'A', 'z', '0', '9', '_x', '-x', 'Az09_-.', 'a.b', 'a..b', 'x.'];
     for (const dir of ['/d', '/d/', '/a/../d', 'rel/d', '/d/./x/..', '/'])
-      for (const id of ['0mpv1f2rc-a00db3ab', 'job-12', 'a.b', '..', '.', 'a/../b', 'x/y', '', '.hidden', 'a..b']) {
+      for (const id of ids) {
         expect(runDirFor(dir, id, at)).toBe(join(dir, 'runs', '2026-01-05', id));
         expect(runDirFor('/other', id, at)).toBe(join('/other', 'runs', '2026-01-05', id));
       }
+  });
+
+  it('an id that is not one plain name is refused: its directory would not be its own', () => {
+    const at = Date.UTC(2026, 0, 5, 12);
+    for (const id of ['..', '.', '', '.hidden', 'a/../b', 'x/y', '../x', 'x/..', 'a b', 'due:etl/load', 'a\\b', 'x\n'])
+      expect(() => runDirFor('/d', id, at), id).toThrow(`not a run id: ${JSON.stringify(id)} (one name of letters, digits, . _ -)`);
   });
 });
