@@ -8,7 +8,7 @@ import type { RealtimeStart } from './supervise.js';
 export type Item =
   /** `fresh`: fired in this transaction and not written yet (it is written once, as it starts or waits). */
   | { kind: 'run'; run: RunRow; def: RoutineDef; backend: string; schedule: string; recovering: boolean; fresh: boolean }
-  | { kind: 'start'; def: RoutineDef; manual: boolean; backend: string; schedule: string }
+  | { kind: 'start'; def: RoutineDef; backend: string; schedule: string }
   | { kind: 'job'; job: JobRow; backend: string; schedule: null };
 
 export interface BacklogInput {
@@ -61,7 +61,7 @@ export function collect(ctx: Ctx, now: number, input: BacklogInput, inLedger: Se
   for (const s of input.realtime) {
     if (ctx.defs.observeOnly(s.def)) continue;
     if (!dependenciesRunning(ctx, s.def, input.waiting)) continue;
-    items.push({ kind: 'start', def: s.def, manual: s.manual, backend: ctx.backends.nameFor(s.def), schedule: s.def.schedule });
+    items.push({ kind: 'start', def: s.def, backend: ctx.backends.nameFor(s.def), schedule: s.def.schedule });
   }
   const busy = new Set<string>();
   for (const r of input.active) if (r.status === 'STARTING' || r.status === 'RUNNING') busy.add(r.routineId);

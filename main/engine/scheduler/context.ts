@@ -88,7 +88,7 @@ export class Ctx {
     hooks: SchedulerHooks = {},
   ) {
     this.events = new EventLog(store, clock);
-    this.launches = new Launches(hooks.onLaunched ?? null);
+    this.launches = new Launches(hooks.onLaunched);
     this.backends = new BackendSet(backends, opts.computer, opts.backendTimeoutMs, hooks.makeBackend ?? null);
   }
 }

@@ -16,7 +16,7 @@ export class Launches {
   readonly stopping = new Map<string, Promise<void>>();
 
   /** `onLaunched`: called once background launches are recorded (the Engine nudges a pass). */
-  constructor(readonly onLaunched: (() => void) | null = null) {}
+  constructor(readonly onLaunched: () => void = () => {}) {}
 
   private answered: { items: unknown[]; written: Promise<void> } | null = null;
 

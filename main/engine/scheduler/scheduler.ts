@@ -83,7 +83,7 @@ export class Scheduler {
         const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now);
         const jobs = pendingJobs(ctx);
         // The mark `active` is current at: firing's overlap checks read it if nothing moves it meanwhile.
-        const claims = await claim(ctx, now, { active, realtime, jobs, waiting }, { fire: true, mark });
+        const claims = await claim(ctx, now, { active, realtime, jobs, waiting }, true, mark);
         this.waiting = waiting;
         report.fired = claims.fired;
         claimed = claims.claimed;

@@ -5,7 +5,7 @@
 // same run id finds its job directory instead of launching twice. A run fired and claimed in the
 // same transaction is written once, STARTING on its backend in its directory: no PENDING row
 // moved a moment later.
-import type { Backend, Handle, JobSpec } from '../backend.js';
+import type { Handle, JobSpec } from '../backend.js';
 import { newRun } from '../domain/run.js';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
@@ -38,7 +38,7 @@ export interface Claims {
 const LAUNCHED = batchRunMachine.transition('PENDING', 'launch').state;
 
 export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
-  return launch(ctx, (await claim(ctx, now, input, { fire: false })).claimed);
+  return launch(ctx, (await claim(ctx, now, input, false)).claimed);
 }
 
 /**
@@ -49,8 +49,7 @@ export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise
  * once the transaction holds the write lock, the overlap checks of firing read that list instead of
  * the runs table, a read per due routine.
  */
-export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire: boolean; mark?: string }): Promise<Claims> {
-  let fire = o.fire;
+export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boolean, mark?: string): Promise<Claims> {
   let fault: unknown = null;
   const ledger = ctx.store.ledger.keys();
   const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
@@ -77,7 +76,7 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, o: { fire
     let runs: RunRow[] = [];
     if (fire) {
       try {
-        runs = fireDue(ctx, now, o.mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
+        runs = fireDue(ctx, now, mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
       } catch (err) {
         fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
       }
@@ -98,12 +97,14 @@ function pick(ctx: Ctx, items: Item[], healthy: Map<string, boolean>, input: Sub
   const launching = [...ctx.launches.launching.values()];
   let free = ctx.opts.maxParallel - ledger.length - launching.length;
   let jobSlots = (ctx.opts.batchSlots ?? ctx.opts.maxParallel) - ledger.filter((e) => e.kind === 'job').length - launching.filter((l) => l.queue === 'job').length;
-  const perSchedule = new Map<string, number>();
-  for (const l of launching) if (l.schedule) perSchedule.set(l.schedule, (perSchedule.get(l.schedule) ?? 0) + 1);
+  // Jobs (no schedule) and runs of removed routines are counted under no name: only named ones are read.
+  const perSchedule = new Map<string | null | undefined, number>();
+  for (const l of launching) perSchedule.set(l.schedule, (perSchedule.get(l.schedule) ?? 0) + 1);
+  // A run in the ledger holds a slot in its schedule (claiming moved it STARTING; settling takes it out).
   for (const r of input.active) {
-    if ((r.status === 'STARTING' || r.status === 'RUNNING') && inLedger.has(`run:${r.id}`)) {
+    if (inLedger.has(`run:${r.id}`)) {
       const s = ctx.defs.byId.get(r.routineId)?.schedule;
-      if (s) perSchedule.set(s, (perSchedule.get(s) ?? 0) + 1);
+      perSchedule.set(s, (perSchedule.get(s) ?? 0) + 1);
     }
   }
   const picked: Item[] = [];
@@ -145,7 +146,8 @@ function pick(ctx: Ctx, items: Item[], healthy: Map<string, boolean>, input: Sub
  */
 function writeFired(ctx: Ctx, runs: RunRow[], picked: Item[]): Map<RunRow, RunRow> {
   const starting = new Map<RunRow, string>();
-  for (const item of picked) if (item.kind === 'run' && item.fresh) starting.set(item.run, item.backend);
+  // Keyed by the unwritten run: only the fired ones (item.fresh) are looked up.
+  for (const item of picked) if (item.kind === 'run') starting.set(item.run, item.backend);
   const written = new Map<RunRow, RunRow>();
   for (const run of runs) {
     const backend = starting.get(run);
@@ -216,14 +218,15 @@ function recordAnswered(ctx: Ctx, answered: Answer[]): void {
         write([a]);
       } catch (err) {
         try {
-          ctx.events.log({ type: 'submit:fault', runId: a.c.queue === 'run' ? a.c.key : null, jobId: a.c.queue === 'job' ? Number(a.c.key) : null, message: `could not record the launch: ${errorMessage(err)}` });
+          const ref = a.c.queue === 'run' ? { runId: a.c.key } : { jobId: Number(a.c.key) };
+          ctx.events.log({ type: 'submit:fault', ...ref, message: `could not record the launch: ${errorMessage(err)}` });
         } catch {
           /* nothing more to do */
         }
       }
     }
   }
-  ctx.launches.onLaunched?.();
+  ctx.launches.onLaunched();
 }
 
 interface Answer {
@@ -274,18 +277,17 @@ function claimOne(ctx: Ctx, item: Item, now: number, written: Map<RunRow, RunRow
     }
     return { item, run: null, spec: jobSpec(ctx.opts.dataDir, { ...item.job, runDir }), queue: 'job', key };
   }
-  if (item.kind === 'run' && item.fresh) {
-    // Written STARTING by writeFired: the lease is all that is left to take.
-    const run = written.get(item.run);
-    if (!run || !ctx.store.ledger.claim('run', run.id, owner, now)) return null;
-    return { item, run, spec: runSpec(ctx.opts.dataDir, run, item.def), queue: 'run', key: run.id };
-  }
   let run: RunRow;
   if (item.kind === 'start') {
     // A new instance is written once: STARTING, on its backend, in its directory (a pure function of its id).
-    const fresh = newRun(item.def, now, now, { attempt: 1, manual: item.manual, notBefore: null });
+    const fresh = newRun(item.def, now, now);
     run = { ...fresh, backend: item.backend, runDir: runDirFor(ctx.opts.dataDir, fresh.id, fresh.createdAt) };
     ctx.store.runs.insert(run);
+  } else if (item.fresh) {
+    // Written STARTING by writeFired: the lease is all that is left to take.
+    const fired = written.get(item.run);
+    if (!fired || !ctx.store.ledger.claim('run', fired.id, owner, now)) return null;
+    return { item, run: fired, spec: runSpec(ctx.opts.dataDir, fired, item.def), queue: 'run', key: fired.id };
   } else run = item.run;
   if (!ctx.store.ledger.claim('run', run.id, owner, now)) return null;
   const runDir = run.runDir ?? runDirFor(ctx.opts.dataDir, run.id, run.createdAt);
@@ -324,6 +326,8 @@ function recordAll(ctx: Ctx, answers: readonly Answer[], now: number): void {
 function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string | undefined, now: number): void {
   ctx.store.ledger.release(c.queue, c.key);
   const backendName = c.item.backend;
+  // A backend that answered with no handle and no error failed all the same.
+  const reason = error ?? 'launch failed';
   if (c.queue === 'job') {
     const id = Number(c.key);
     if (handle) {
@@ -331,15 +335,14 @@ function record(ctx: Ctx, c: Claimed, handle: Handle | undefined, error: string 
       ctx.events.log({ type: 'job:submitted', jobId: id, message: `job ${id} submitted to ${backendName}` });
       // Cancelled while we were submitting: the cancel found nothing in the ledger to stop, so stop it here.
       if (ctx.store.jobs.status(id) === 'CANCEL') stopLater(ctx, `job ${id}`, backendName, handle);
-    } else if (moveJob(ctx.store, id, 'launch_failed', { reason: error ?? 'launch failed', endedAt: now }, now)) {
-      ctx.events.log({ type: 'job:launch-failed', jobId: id, message: `job ${id} could not start: ${error}` });
+    } else if (moveJob(ctx.store, id, 'launch_failed', { reason, endedAt: now }, now)) {
+      ctx.events.log({ type: 'job:launch-failed', jobId: id, message: `job ${id} could not start: ${reason}` });
     }
     return;
   }
   // A run launched is recorded with the others (recordAll): here, one that could not be.
   const run = c.run!;
-  const refused = error?.startsWith('LAUNCH_REFUSED') ?? false;
-  const reason = error ?? 'launch failed';
+  const refused = reason.startsWith('LAUNCH_REFUSED');
   const to = moveRun(ctx.store, run.id, run.kind, 'launch_failed', { reason, endedAt: now });
   if (!to) return;
   ctx.events.log({
@@ -362,11 +365,15 @@ function launchedRun(ctx: Ctx, c: Claimed, handle: Handle, current: RunStatus | 
   ctx.events.log({ type: 'run:submitted', routineId: run.routineId, runId: run.id, message: `submitted to ${backendName} (attempt ${run.attempt})` });
 }
 
-/** Stop what was launched for nothing, held in `stopping` under `key` so that the engine's stop waits for it. */
+/**
+ * Stop what was launched for nothing, held in `stopping` under `key` so that the engine's stop
+ * waits for it. Nothing else is stopping it: the cancel found no handle to stop, and the run's
+ * ledger entry (which a stop by the check phase needs) is the one just recorded. The backend is
+ * there: the health gate asked it before the claim.
+ */
 function stopLater(ctx: Ctx, key: string, name: string, handle: Handle): void {
-  const backend: Backend | undefined = ctx.backends.get(name);
-  if (!backend || ctx.launches.stopping.has(key)) return;
-  const p = backend
+  const p = ctx.backends
+    .get(name)!
     .cancel(handle, ctx.opts.killGraceMs)
     .catch(() => undefined)
     .finally(() => ctx.launches.stopping.delete(key));

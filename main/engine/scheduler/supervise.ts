@@ -122,7 +122,6 @@ export function restartDelayMs(quick: number): number {
 
 export interface RealtimeStart {
   def: RoutineDef;
-  manual: boolean;
 }
 
 /** Realtime routines that need a new instance now. */
@@ -143,7 +142,7 @@ export function realtimeDue(ctx: Ctx, live: ReadonlySet<string>, waiting: Map<st
         continue;
       }
     }
-    out.push({ def, manual: false });
+    out.push({ def });
   }
   return out;
 }

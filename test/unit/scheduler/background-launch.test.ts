@@ -1,6 +1,7 @@
 // A launch in the background (the daemon's way: a slow backend never holds up the pass) tells the
 // engine once the launch is recorded, so the engine can run the next pass at once.
 import { afterEach, expect, it } from 'vitest';
+import { postJob } from '../../../main/engine/ops/jobs.js';
 import { Launches } from '../../../main/engine/scheduler/launches.js';
 import { Scheduler } from '../../../main/engine/scheduler/scheduler.js';
 import { Store } from '../../../main/engine/store/store.js';
@@ -58,15 +59,26 @@ it('a launch among those answered together that cannot be recorded is a submit:f
   await scheduler.pass();
   await Promise.all([...scheduler.ctx.launches.launching.values()].map((l) => l.done));
   const refused = f.only('b').id;
-  expect(f.events('submit:fault').map((e) => [e.runId, e.message])).toEqual([[refused, 'could not record the launch: ledger refused']]);
+  expect(f.events('submit:fault').map((e) => [e.runId, e.jobId, e.message])).toEqual([[refused, null, 'could not record the launch: ledger refused']]);
   const recorded = ['a', 'b', 'c'].map((id) => f.only(id).id).filter((id) => f.store.ledger.get('run', id));
   expect(recorded).toHaveLength(2);
   expect(recorded).not.toContain(refused);
   expect(f.store.ledger.lease('run', refused)).not.toBeNull(); // rolled back: it goes stale and is adopted later
 });
 
+it("a job's launch that cannot be recorded is a submit:fault naming the job", async () => {
+  f = new Fixture({ options: { launchInBackground: true } });
+  const scheduler = new Scheduler(f.store, f.clock, new Map([['local', f.backend]]), f.opts);
+  const job = postJob(f.store, { command: 'work' }, f.now());
+  f.store.db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON ledger WHEN NEW.kind = 'job' BEGIN SELECT RAISE(ABORT, 'ledger refused'); END`);
+  await scheduler.pass();
+  await Promise.all([...scheduler.ctx.launches.launching.values()].map((l) => l.done));
+  expect(f.events('submit:fault').map((e) => [e.runId, e.jobId, e.message])).toEqual([[null, job.id, 'could not record the launch: ledger refused']]);
+  expect(f.store.ledger.lease('job', String(job.id))).not.toBeNull();
+});
+
 it('a failure while recording launches answered together is reported, not thrown from the immediate, and the launch still resolves', async () => {
-  const launches = new Launches(null);
+  const launches = new Launches();
   const wrote: number[][] = [];
   const written = [1, 2].map((n) =>
     launches.gather(n, (items: number[]) => {
