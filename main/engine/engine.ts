@@ -57,6 +57,9 @@ export interface EngineConfig {
   settings?: Settings;
 }
 
+/** A launch recorded is looked at within this (its process shown RUNNING), by a pass of its own if none came. */
+const LAUNCH_LOOK_MS = 50;
+
 export class Engine {
   readonly store: Store;
   readonly scheduler: Scheduler;
@@ -109,7 +112,8 @@ export class Engine {
     this.backends = backends.named;
     this.scheduler = new Scheduler(this.store, this.clock, this.backends, opts, {
       makeBackend: backends.create,
-      onLaunched: () => this.loop.nudge(),
+      // Looked at by the next pass: one comes at once while jobs flow (their exits nudge it).
+      onLaunched: () => this.loop.nudgeWithin(LAUNCH_LOOK_MS),
     });
     // A job that becomes PENDING (or a pass that may have promoted some) answers waiting workers.
     this.scheduler.bus.on('event', (e) => {
