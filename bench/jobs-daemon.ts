@@ -62,16 +62,44 @@ export interface DaemonRound {
   daemonCpuMsPerJob: number;
   /** CPU of the daemon until the first job ended (its start, mostly). */
   daemonStartCpuMs: number;
+  /** The same as daemonCpuMsPerJob, of its main thread alone (the thread pool and V8's helpers apart). */
+  daemonMainThreadMsPerJob: number;
+  /** Passes the daemon ran, per job (its /metrics; its first, before any job ended, included). */
+  passesPerJob: number;
+  /** CPU of the batch waiters per job, with what they forked and reaped (setsid, the routine). */
+  waitersCpuMsPerJob: number;
 }
 
-function cpuMs(pid: number): number {
+/** utime + stime (+ cutime + cstime: `reaped`) of /proc/<path>/stat, in ms (10 ms ticks). */
+function cpuMs(pid: number, path = `${pid}`, reaped = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in 10 ms ticks
+    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) * 10;
   } catch {
     return NaN;
   }
+}
+
+/** CPU of the batch waiters of `dataDir` alive now (they wait 10 s for a next job before they leave). */
+function waitersCpuMs(dataDir: string): number {
+  const mark = join(dataDir, 'runs', '.waiters');
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(mark)) sum += cpuMs(Number(pid), pid, true);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
+}
+
+/** Passes the daemon has run (the count of its pass-duration histogram). */
+async function passesOf(daemon: Daemon): Promise<number> {
+  const a = daemon.api();
+  const res = await fetch(`${a.url}/metrics`, { headers: { authorization: `Bearer ${a.token}` } });
+  return Number(/^tend_pass_duration_seconds_count(?:\{[^}]*\})? (\d+)$/m.exec(await res.text())?.[1] ?? NaN);
 }
 
 export async function daemonJobs(total: number, parallel: number): Promise<DaemonRound> {
@@ -90,6 +118,7 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
     let done = 0;
     let failed = 0;
     let cpu0 = NaN;
+    let main0 = NaN;
     let done0 = 0;
     const deadline = Date.now() + 300_000;
     while (done < total) {
@@ -101,12 +130,26 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
       done = rows.reduce((a, r) => a + r.n, 0);
       if (Number.isNaN(cpu0) && done > 0) {
         cpu0 = cpuMs(daemon.pid);
+        main0 = cpuMs(daemon.pid, `${daemon.pid}/task/${daemon.pid}`);
         done0 = done;
       }
     }
     const end = Date.now();
     const cpu = cpuMs(daemon.pid) - cpu0;
-    return { jobsPerSec: round(total / ((end - earliestLaunch(dir)) / 1000), 1), failed, daemonCpuMsPerJob: round(cpu / Math.max(1, total - done0), 2), daemonStartCpuMs: round(cpu0, 0) };
+    const main = cpuMs(daemon.pid, `${daemon.pid}/task/${daemon.pid}`) - main0;
+    const waiters = waitersCpuMs(dir);
+    // Every pass it ran: its API (and the count) starts before its engine does.
+    const passes = await passesOf(daemon);
+    const n = Math.max(1, total - done0);
+    return {
+      jobsPerSec: round(total / ((end - earliestLaunch(dir)) / 1000), 1),
+      failed,
+      daemonCpuMsPerJob: round(cpu / n, 2),
+      daemonStartCpuMs: round(cpu0, 0),
+      daemonMainThreadMsPerJob: round(main / n, 2),
+      passesPerJob: round(passes / total, 2),
+      waitersCpuMsPerJob: round(waiters / total, 2),
+    };
   } finally {
     await daemon.stop().catch(() => daemon.kill9());
     store.close();
