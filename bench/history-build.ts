@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { localComputer } from '../main/engine/domain/schema.js';
 import { importSchedule } from '../main/engine/ops/schedules.js';
-import { RUN_TIME_FALLBACK } from '../main/engine/store/latest.js';
 import { Store } from '../main/engine/store/store.js';
 import { QUARTER_MS, RUN_DURATION_BOUNDS, RUN_TERMINAL } from '../main/engine/store/totals.js';
 
@@ -71,9 +70,15 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
     }
   });
   const perHour = seq;
-  const copyRuns = store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, exit_code, backend, run_dir, manual, created_at, started_at, ended_at)
+  // Each copy takes the rowid of its original plus h hours' runs (checked below), so its link in its
+  // routine's chain (store/chain.ts) is its original's shifted as much, or, for the routine's first
+  // run of the hour, the routine's last run of the hour before.
+  store.db.exec(`CREATE TEMP TABLE last_of_hour (routine_id TEXT PRIMARY KEY, rid INTEGER NOT NULL);
+    INSERT INTO last_of_hour SELECT routine_id, MAX(rowid) FROM runs GROUP BY routine_id`);
+  const copyRuns = store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, exit_code, backend, run_dir, manual, created_at, started_at, ended_at, prev_rowid)
     SELECT id || '-' || @h, routine_id, kind, strftime('%Y-%m-%d', (scheduled_at + @off) / 1000, 'unixepoch'), scheduled_at + @off, attempt, 'PENDING', exit_code, backend,
-      run_dir || '-' || @h, manual, created_at + @off, started_at + @off, ended_at + @off
+      run_dir || '-' || @h, manual, created_at + @off, started_at + @off, ended_at + @off,
+      COALESCE(prev_rowid + @h * @n, (SELECT l.rid FROM temp.last_of_hour l WHERE l.routine_id = runs.routine_id) + (@h - 1) * @n)
     FROM runs WHERE rowid <= @n ORDER BY rowid`);
   const finish = store.db.prepare(`UPDATE runs SET status = 'COMPLETED' WHERE rowid > @from`);
   const copyEvents = store.db.prepare(`INSERT INTO events (at, type, level, routine_id, run_id, message, data)
@@ -82,6 +87,7 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
   for (let h = 1; h < hours; h++) {
     store.tx(() => {
       const from = Number(store.db.prepare(`SELECT MAX(rowid) FROM runs`).pluck().get());
+      if (from !== h * perHour) throw new Error(`history build: runs not numbered by the hour (${from} rows before hour ${h}, not ${h * perHour})`);
       copyRuns.run({ h, off: h * HOUR, n: perHour });
       // Inserted PENDING, then finished, as a daemon writes them; counted at the end (recountTotals).
       finish.run({ from });
@@ -90,10 +96,13 @@ export function buildHistory(dir: string, now: number, days: number, progress: (
     if (h % 24 === 0) progress(`${h * perHour} runs (${Math.round((performance.now() - t0) / 1000)} s)`);
   }
   // The copies above bypass the store's upkeep of each routine's newest run (its newest by creation
-  // here: no catch-ups, no retries) and of its newest run in each cycle (the hour's copy of each).
+  // here, its last of the last hour: no catch-ups, no retries) and of its newest run in each cycle (the hour's copy of each).
+  store.db.exec(`DROP TABLE temp.last_of_hour`);
   store.tx(() =>
     store.db.exec(`DELETE FROM routine_latest; INSERT INTO routine_latest (routine_id, scheduled_at, run_rowid, created_at, created_rowid)
-      SELECT d.id, c.scheduled_at, c.rowid, c.created_at, c.rowid FROM routines d JOIN runs c ON c.rowid = (${RUN_TIME_FALLBACK('d.id')});
+      SELECT d.id, c.scheduled_at, c.rowid, c.created_at, c.rowid FROM routines d
+        JOIN (SELECT routine_id, MAX(rowid) AS rid FROM runs WHERE rowid > ${(hours - 1) * perHour} GROUP BY routine_id) n ON n.routine_id = d.id
+        JOIN runs c ON c.rowid = n.rid;
       DELETE FROM routine_cycles; INSERT INTO routine_cycles (cycle, routine_id, scheduled_at, created_at, run_rowid)
         SELECT cycle, routine_id, MAX(scheduled_at), created_at, rowid FROM runs GROUP BY cycle, routine_id`),
   );
@@ -130,7 +139,7 @@ export function recountTotals(store: Store): void {
 }
 
 /** Bumped whenever what buildHistory writes changes: a cached build of another version is rebuilt. */
-const BUILD_VERSION = 1;
+const BUILD_VERSION = 2;
 
 export interface Built {
   runs: number;

@@ -1,12 +1,13 @@
 // What the history retention reads and removes: finished runs and jobs created before a cutoff
-// (never the latest run of a routine by run time, the one routine_latest names, never a job another job still depends on), old events and
+// (never the newest run of a routine by run time nor by creation, the ones routine_latest names:
+// the second heads the routine's chain of runs, store/chain.ts; never a job another job still depends on), old events and
 // commands, and reports of items no longer in flight. What the metrics count of a run was added to
 // the totals when it finished (triggers of migration 5), so removing it changes no counter.
 import { BATCH_JOB_TERMINAL } from '../lifecycle/batch-job.js';
 import { BATCH_RUN_TERMINAL } from '../lifecycle/batch-run.js';
 import { REALTIME_RUN_TERMINAL } from '../lifecycle/realtime-run.js';
 import type { DB } from './db.js';
-import { RUN_TIME_FALLBACK } from './latest.js';
+import { RunChain } from './chain.js';
 import { QUARTER_MS } from './totals.js';
 
 const RUN_TERMINAL = [...new Set<string>([...BATCH_RUN_TERMINAL, ...REALTIME_RUN_TERMINAL])];
@@ -14,10 +15,11 @@ const inList = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 
 function prepare(db: DB) {
   return {
-    oldRuns: db.prepare(`SELECT r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.started_at, r.ended_at FROM runs r
+    // Oldest first in the chains' order (store/chain.ts: a run removed before the runs after it leaves no link behind).
+    oldRuns: db.prepare(`SELECT r.rowid AS rid, r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.created_at, r.started_at, r.ended_at, r.prev_rowid FROM runs r
       WHERE r.created_at < @cutoff AND COALESCE(r.ended_at, r.created_at) < @cutoff AND r.status IN (${inList(RUN_TERMINAL)})
-        AND r.rowid IS NOT COALESCE((SELECT l.run_rowid FROM routine_latest l WHERE l.routine_id = r.routine_id), (${RUN_TIME_FALLBACK('r.routine_id')}))
-      ORDER BY r.created_at LIMIT @limit`),
+        AND NOT EXISTS (SELECT 1 FROM routine_latest l WHERE l.routine_id = r.routine_id AND r.rowid IN (l.run_rowid, l.created_rowid))
+      ORDER BY r.created_at, r.rowid LIMIT @limit`),
     deleteRun: db.prepare(`DELETE FROM runs WHERE id = ?`),
     oldJobs: db.prepare(`SELECT id, backend, run_dir FROM jobs
       WHERE created_at < @cutoff AND COALESCE(ended_at, updated_at) < @cutoff AND status IN (${inList(BATCH_JOB_TERMINAL)})
@@ -42,14 +44,17 @@ function prepare(db: DB) {
 }
 
 export interface OldRun {
+  rid: number;
   id: string;
   routineId: string;
   kind: 'batch' | 'realtime';
   status: string;
   backend: string | null;
   runDir: string | null;
+  createdAt: number;
   startedAt: number | null;
   endedAt: number | null;
+  prevRowid: number | null;
 }
 
 export interface OldJob {
@@ -76,6 +81,7 @@ export interface DurationTally {
 
 export class HistoryStore {
   private stmts: ReturnType<typeof prepare> | null = null;
+  private chain: RunChain | undefined;
   constructor(private readonly db: DB) {}
 
   /** Prepared on first use: a read-only open of an older database never needs these tables. */
@@ -87,20 +93,27 @@ export class HistoryStore {
   /** Finished runs created and ended before `cutoff`, oldest first; the latest run of each routine is kept. */
   oldRuns(cutoff: number, limit: number): OldRun[] {
     return (this.s.oldRuns.all({ cutoff, limit }) as Record<string, unknown>[]).map((r) => ({
+      rid: r['rid'] as number,
       id: r['id'] as string,
       routineId: r['routine_id'] as string,
       kind: r['kind'] as 'batch' | 'realtime',
       status: r['status'] as string,
       backend: r['backend'] as string | null,
       runDir: r['run_dir'] as string | null,
+      createdAt: r['created_at'] as number,
       startedAt: r['started_at'] as number | null,
       endedAt: r['ended_at'] as number | null,
+      prevRowid: r['prev_rowid'] as number | null,
     }));
   }
 
-  /** Caller holds the transaction. */
+  /** Caller holds the transaction; `runs` as oldRuns gave them (oldest first). */
   removeRuns(runs: readonly OldRun[]): void {
-    for (const r of runs) this.s.deleteRun.run(r.id);
+    const chain = (this.chain ??= new RunChain(this.db));
+    for (const r of runs) {
+      chain.removing(r);
+      this.s.deleteRun.run(r.id);
+    }
   }
 
   /** Finished jobs created and ended before `cutoff`, newest first (so a dependent goes before what it depended on). */

@@ -19,13 +19,14 @@ interface Inserted {
 const BY_RUN_TIME = `SELECT x.rowid FROM runs x WHERE x.routine_id = d.id ORDER BY x.scheduled_at DESC, x.rowid DESC LIMIT 1`;
 const BY_CREATION = `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = d.id ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1`;
 /**
- * A routine without a kept row, or whose row names a run removed since (neither happens to rows
- * the store writes: every routine with runs has one, and the retention keeps the run it names by run
- * time), is answered without an index of run time (none is left, migrations 11 and 12): by its
- * newest run by creation, which is its newest by run time unless its newest was a catch-up or a retry.
+ * A routine's newest run by creation as routine_latest names it (`routine`: an SQL expression of its
+ * id). The retention never removes it (store/history.ts), so since runs_routine_created went
+ * (migration 14) it is also how a routine whose kept newest run by run time is missing (a row
+ * written behind the store's back) is answered: its newest by run time unless its newest was a
+ * catch-up or a retry.
  */
-export const RUN_TIME_FALLBACK = (routine: string) =>
-  `SELECT x.rowid FROM runs x INDEXED BY runs_routine_created WHERE x.routine_id = ${routine} ORDER BY x.created_at DESC, x.rowid DESC LIMIT 1`;
+export const NEWEST_CREATED = (routine: string) =>
+  `SELECT y.rowid FROM routine_latest k JOIN runs y ON y.rowid = k.created_rowid WHERE k.routine_id = ${routine} AND y.routine_id = ${routine}`;
 
 const newer = (at: string, rowid: string) => `excluded.${at} > ${at} OR (excluded.${at} = ${at} AND excluded.${rowid} > ${rowid})`;
 
@@ -33,6 +34,7 @@ export class RoutineLatest {
   private readonly upsert: MultiRow<Inserted>;
   private readonly statements = new Map<string, Database.Statement>();
   private kept: boolean | undefined;
+  private chained: boolean | undefined;
 
   constructor(private readonly db: DB) {
     // SET reads the row as it was; a later row of the same routine in one statement sees the earlier one's update.
@@ -58,16 +60,18 @@ export class RoutineLatest {
 
   /**
    * The rowid of routine `d`'s newest run (an SQL expression): the kept row's, checked against the
-   * run it names. A routine without one, or whose row names a run removed since, is sought (by run
-   * time, RUN_TIME_FALLBACK); every routine of an older database opened read-only, which has
-   * no routine_latest, as before.
+   * run it names. By run time, a routine whose row names no run of its own is answered by its newest
+   * by creation (NEWEST_CREATED); every routine of an older database opened read-only, which has
+   * no routine_latest, is sought as before.
    */
   newestRowid(order: 'runTime' | 'creation'): string {
     this.kept ??= hasTable(this.db, 'routine_latest');
+    this.chained ??= hasTable(this.db, 'run_links');
     if (!this.kept) return `(${order === 'runTime' ? BY_RUN_TIME : BY_CREATION})`;
-    const seek = order === 'runTime' ? RUN_TIME_FALLBACK('d.id') : BY_CREATION;
-    const column = order === 'runTime' ? 'run_rowid' : 'created_rowid';
-    return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.${column} WHERE l.routine_id = d.id AND y.routine_id = d.id), (${seek}))`;
+    // Before migration 14 (an older database opened read-only), runs_routine_created answers what the kept row does not.
+    const byCreation = this.chained ? NEWEST_CREATED('d.id') : BY_CREATION;
+    if (order === 'creation') return `(${byCreation})`;
+    return `COALESCE((SELECT y.rowid FROM routine_latest l JOIN runs y ON y.rowid = l.run_rowid WHERE l.routine_id = d.id AND y.routine_id = d.id), (${byCreation}))`;
   }
 
   /** Every defined routine's newest run by run time. */

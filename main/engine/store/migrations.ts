@@ -500,6 +500,29 @@ CREATE INDEX IF NOT EXISTS runs_exited ON runs(ended_at) WHERE kind = 'realtime'
 DROP INDEX IF EXISTS runs_ended;
 `,
   },
+  {
+    version: 14,
+    description: "each routine's runs chained newest first through the runs themselves: no index of runs by routine to write",
+    sql: `
+-- runs_routine_created (migration 5) was the last index keyed by routine: every insert wrote it on a
+-- leaf of its own per routine, deep in a B-tree that deepens with history (a pass of 100 runs wrote
+-- 235 WAL pages with a month of history, 87 without it). What it answered, a routine's newest runs
+-- by creation (the routine page, tend logs, realtime restarts), is a chain instead (store/chain.ts):
+-- each run holds the rowid of its routine's run created before it (created_at, then rowid), and
+-- routine_latest names the newest. run_links holds the links no row holds: those of the runs kept
+-- here (seeded through the index, in rowid order, before it goes), and those the retention leaves
+-- in place of a removed run while a run before it is kept.
+ALTER TABLE runs ADD COLUMN prev_rowid INTEGER;
+CREATE TABLE run_links (
+  run_rowid  INTEGER PRIMARY KEY,
+  prev_rowid INTEGER NOT NULL
+) STRICT;
+INSERT INTO run_links (run_rowid, prev_rowid)
+  SELECT rid, prev FROM (SELECT rowid AS rid, LAG(rowid) OVER (PARTITION BY routine_id ORDER BY created_at, rowid) AS prev FROM runs INDEXED BY runs_routine_created)
+  WHERE prev IS NOT NULL ORDER BY rid;
+DROP INDEX runs_routine_created;
+`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

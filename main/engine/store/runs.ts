@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { CompareAndSet } from './cas.js';
+import { RunChain } from './chain.js';
 import { MultiRow } from './multi-row.js';
-import { hasIndex, type DB } from './db.js';
+import { hasIndex, hasTable, type DB } from './db.js';
 import { writeTx } from './busy.js';
 import { RoutineCycles } from './cycles.js';
 import { RoutineLatest } from './latest.js';
@@ -106,6 +107,9 @@ export class RunStore {
   private kept: RoutineLatest | null = null;
   private inCycle: RoutineCycles | null = null;
   private carried: { since: Database.Statement; dayCarried: Database.Statement } | null = null;
+  private insertRun: Database.Statement | undefined;
+  private chained: RunChain | null | undefined;
+  private byIndex: { newest: Database.Statement; newestRealtime: Database.Statement } | undefined;
   constructor(private readonly db: DB) {
     this.moves = new CompareAndSet<RunPatch>(db, 'runs', PATCH_COLUMNS, [], { start: 'startedAt', end: 'endedAt' });
     this.statusesOf = new MultiRow<string>(db, '?', (ids) => `SELECT id, status FROM runs WHERE id IN (${ids})`, (id) => [id]);
@@ -113,24 +117,18 @@ export class RunStore {
     // Ties on created_at (two runs of a routine in the same millisecond: a retry queued by the pass
     // that fired the first attempt, an immediate realtime restart) break by insertion order (rowid).
     this.s = {
-      // Positional: binding by name looked up each of a spread copy's properties (the pass inserts a run per due routine).
-      insert: db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       status: db.prepare(`SELECT status FROM runs WHERE id = ?`).pluck(),
       state: db.prepare(`SELECT id, routine_id AS routineId, kind, status, attempt FROM runs WHERE id = ?`),
       finished: db.prepare(`SELECT ${FINISHED_COLUMNS} FROM runs WHERE id = ?`),
       active: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE status IN ${ACTIVE} ORDER BY scheduled_at, created_at, rowid`),
       activeFor: db.prepare(`SELECT * FROM runs INDEXED BY runs_routine_active WHERE routine_id = ? AND status IN ${ACTIVE} ORDER BY created_at, rowid`),
-      latest: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
-      history: db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       // Three disjoint index reads instead of an OR the planner can only answer by scanning: created
       // since, still open (runs_routine_active), and created before but ended since (runs_long).
       dayPage: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE created_at >= @from AND created_at < @to
           AND (created_at > @afterAt OR (created_at = @afterAt AND rowid > @afterRid))
         ORDER BY created_at, rowid LIMIT @limit`),
       cursorOf: db.prepare(`SELECT created_at AS at, rowid AS rid FROM runs WHERE id = ?`),
-      recentRealtime: db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
       heartbeat: db.prepare(`UPDATE runs SET heartbeat_at = ? WHERE id = ? AND (heartbeat_at IS NULL OR heartbeat_at < ?)`),
       countByStatus: db.prepare(`SELECT status, COUNT(*) AS n FROM runs WHERE created_at >= ? GROUP BY status`),
       failures: db.prepare(`SELECT * FROM runs WHERE status = 'ERROR' ORDER BY COALESCE(ended_at, created_at) DESC, rowid DESC LIMIT ?`),
@@ -138,7 +136,13 @@ export class RunStore {
   }
 
   insert(run: RunRow): void {
-    const { lastInsertRowid } = this.s.insert.run(run.id, run.routineId, run.kind, run.cycle, run.scheduledAt, run.attempt, run.status, run.reason, run.backend, run.runDir, run.manual ? 1 : 0, run.notBefore, run.createdAt);
+    const chain = this.chain!;
+    const { prev, successor } = chain.place(run.routineId, run.createdAt);
+    // Positional: binding by name looked up each of a spread copy's properties (the pass inserts a run per due routine).
+    this.insertRun ??= this.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, backend, run_dir, manual, not_before, created_at, prev_rowid)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const { lastInsertRowid } = this.insertRun.run(run.id, run.routineId, run.kind, run.cycle, run.scheduledAt, run.attempt, run.status, run.reason, run.backend, run.runDir, run.manual ? 1 : 0, run.notBefore, run.createdAt, prev);
+    chain.inserted(run.routineId, run.id, Number(lastInsertRowid), run.createdAt, successor);
     this.newest.inserted(run.routineId, run.scheduledAt, run.createdAt, Number(lastInsertRowid));
     this.cycles.inserted({ cycle: run.cycle, routineId: run.routineId, scheduledAt: run.scheduledAt, createdAt: run.createdAt, rowid: Number(lastInsertRowid) });
     // The insert writes no start or end: counted as stored.
@@ -216,9 +220,25 @@ export class RunStore {
     return r ? toRun(r) : null;
   }
 
+  /**
+   * Each routine's runs by creation, newest first (store/chain.ts; prepared on first use). Null in an
+   * older database opened read-only (before migration 14), which seeks runs_routine_created instead.
+   */
+  private get chain(): RunChain | null {
+    if (this.chained === undefined) this.chained = hasTable(this.db, 'run_links') ? new RunChain(this.db) : null;
+    return this.chained;
+  }
+
+  private get indexed(): { newest: Database.Statement; newestRealtime: Database.Statement } {
+    return (this.byIndex ??= {
+      newest: this.db.prepare(`SELECT * FROM runs WHERE routine_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`),
+      newestRealtime: this.db.prepare(`SELECT * FROM runs WHERE routine_id = ? AND kind = 'realtime' ORDER BY created_at DESC, rowid DESC LIMIT ?`),
+    });
+  }
+
+  /** The routine's newest run by creation. */
   latest(routineId: string): RunRow | null {
-    const r = this.s.latest.get(routineId) as RunRecord | undefined;
-    return r ? toRun(r) : null;
+    return this.history(routineId, 1)[0] ?? null;
   }
 
   /** The newest run of a routine by scheduled time (the instance the Today page shows), kept in routine_latest as latestPerRoutine's. */
@@ -232,8 +252,10 @@ export class RunStore {
     return new Map((this.newest.perRoutine().all() as RunRecord[]).map((r) => [r.routine_id, toRun(r)]));
   }
 
+  /** The routine's newest `limit` runs by creation, newest first. */
   history(routineId: string, limit: number): RunRow[] {
-    return (this.s.history.all(routineId, limit) as RunRecord[]).map(toRun);
+    const chain = this.chain;
+    return ((chain ? chain.newest(routineId, limit) : this.indexed.newest.all(routineId, limit)) as unknown as RunRecord[]).map(toRun);
   }
 
   /** Runs created since `from`, plus any still open or ended since then (today's view). */
@@ -262,8 +284,10 @@ export class RunStore {
     return out;
   }
 
+  /** The routine's newest `limit` realtime runs by creation, newest first. */
   recentRealtime(routineId: string, limit: number): RunRow[] {
-    return (this.s.recentRealtime.all(routineId, limit) as RunRecord[]).map(toRun);
+    const chain = this.chain;
+    return ((chain ? chain.newest(routineId, limit, (r) => r.kind === 'realtime') : this.indexed.newestRealtime.all(routineId, limit)) as unknown as RunRecord[]).map(toRun);
   }
 
   /**

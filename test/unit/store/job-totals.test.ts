@@ -76,7 +76,8 @@ describe('job counts by status', () => {
     // As a tend.db of migration 9 would be: no job_totals, no triggers (nor what later migrations made).
     const raw = new Database(dir.db);
     raw.exec(`DROP TRIGGER job_totals_insert; DROP TRIGGER job_totals_move; DROP TRIGGER job_totals_delete; DROP TABLE job_totals;
-      DROP TABLE routine_cycles; CREATE INDEX runs_routine_cycle ON runs(routine_id, cycle, scheduled_at, created_at); PRAGMA user_version = 9`);
+      DROP TABLE routine_cycles; CREATE INDEX runs_routine_cycle ON runs(routine_id, cycle, scheduled_at, created_at);
+      DROP TABLE run_links; ALTER TABLE runs DROP COLUMN prev_rowid; CREATE INDEX runs_routine_created ON runs(routine_id, created_at); PRAGMA user_version = 9`);
     raw.close();
     store = Store.open(dir.db);
     expect(store.jobs.counts()).toEqual({ PENDING: 3, ERROR: 1 });

@@ -11,7 +11,7 @@ import { Store } from '../../../main/engine/store/store.js';
 import { RUN_DURATION_BOUNDS } from '../../../main/engine/store/totals.js';
 import { scratch } from '../../helpers/engine-fixture.js';
 
-const TABLES = ['commands', 'events', 'job_deps', 'job_totals', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_cycles', 'routine_deps', 'routine_latest', 'routines', 'run_duration_totals', 'run_quarter_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
+const TABLES = ['commands', 'events', 'job_deps', 'job_totals', 'jobs', 'leases', 'ledger', 'meta', 'remote_runs', 'routine_cycles', 'routine_deps', 'routine_latest', 'routines', 'run_duration_totals', 'run_links', 'run_quarter_totals', 'run_totals', 'runs', 'schedules', 'triggers', 'webhook_deliveries', 'webhook_trouble', 'webhooks', 'workers'];
 
 function tables(store: Store): string[] {
   return (store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]);
@@ -183,7 +183,8 @@ describe('migration 5: totals the metrics read instead of the history', () => {
       expect(totals.get('CANCELLED')).toMatchObject({ n: 1 });
       expect(store.history.durationTotals()[0]).toMatchObject({ n: 8, sum: 161 });
       // Removing history leaves the totals as they are.
-      store.tx(() => store.history.removeRuns([{ id: 'a', routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', backend: null, runDir: null, startedAt: 0, endedAt: 2000 }]));
+      const a = store.db.prepare(`SELECT rowid AS rid, created_at AS createdAt, prev_rowid AS prevRowid FROM runs WHERE id = 'a'`).get() as { rid: number; createdAt: number; prevRowid: number | null };
+      store.tx(() => store.history.removeRuns([{ ...a, id: 'a', routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', backend: null, runDir: null, startedAt: 0, endedAt: 2000 }]));
       expect(new Map(store.history.runTotals().map((t) => [t.status, t.n])).get('COMPLETED')).toBe(7);
     } finally {
       store.close();

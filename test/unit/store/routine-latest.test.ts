@@ -89,16 +89,19 @@ describe('routine_latest', () => {
     expect(read(store)).toEqual({ [A]: { runTime: 'a1', creation: 'a1' } });
   });
 
-  it('a routine without a kept row, or whose row names a run removed since, is sought', () => {
+  it('a routine whose kept newest run by run time is gone is answered by its newest by creation; one without a kept row has none', () => {
     const store = Store.open(':memory:');
     define(store, A, B);
     store.runs.insert(run('a1', A, 100, 100));
-    store.runs.insert(run('a2', A, 200, 200));
-    // Written behind the store's back: B has runs but no row; A's row names a run that is gone.
+    // A catch-up: created after a1 for an earlier time.
+    store.runs.insert(run('a0', A, 50, 200));
+    expect(read(store)).toEqual({ [A]: { runTime: 'a1', creation: 'a0' }, [B]: { runTime: null, creation: null } });
+    // Written behind the store's back: A's run by run time is gone; B has a run but no row (no index
+    // of runs by routine is left to seek it, migration 14).
+    store.db.prepare(`DELETE FROM runs WHERE id = 'a1'`).run();
     store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, status, created_at) VALUES ('b1', ?, 'batch', '2026-01-05', 5, 'COMPLETED', 5)`).run(B);
-    store.db.prepare(`DELETE FROM runs WHERE id = 'a2'`).run();
     expect(kept(store)[B]).toBeUndefined();
-    expect(read(store)).toEqual({ [A]: { runTime: 'a1', creation: 'a1' }, [B]: { runTime: 'b1', creation: 'b1' } });
+    expect(read(store)).toEqual({ [A]: { runTime: 'a0', creation: 'a0' }, [B]: { runTime: null, creation: null } });
   });
 
   it('migration 9 seeds the newest runs of the routines defined from the runs kept', () => {
@@ -141,8 +144,9 @@ describe('routine_latest', () => {
     expect(store.runs.latestScheduled('me@h:removed')?.id).toBe('g2');
     expect(store.runs.latestScheduled(A)?.id).toBe('a1');
     expect(store.runs.latestScheduled('me@h:never')).toBeNull();
-    // Every finished run is old enough to go, but each routine's newest by run time stays.
-    expect(store.history.oldRuns(10_000, 100).map((r) => r.id).sort()).toEqual(['g0', 'g1']);
+    // Every finished run is old enough to go, but each routine's newest by run time stays, and its
+    // newest by creation (g0, a catch-up: the head of its chain of runs, migration 14).
+    expect(store.history.oldRuns(10_000, 100).map((r) => r.id).sort()).toEqual(['g1']);
     store.close();
   });
 });
