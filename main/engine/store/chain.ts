@@ -157,22 +157,25 @@ export class RunChain {
   }
 
   /**
-   * The retention removes `run` (oldest first; never a routine's head): a kept run before it stays
-   * reachable through the link left in its place; the links of removed runs it alone led to go.
-   * Caller holds the transaction and deletes the row.
+   * The retention removes run `id` at `rid` (oldest first; never a routine's head): a kept run before
+   * it stays reachable through the link left in its place; the links of removed runs it alone led
+   * to go. Its link is read again here: it was read outside the transaction. Caller holds the
+   * transaction and deletes the row.
    */
-  removing(run: { rid: number; routineId: string; createdAt: number; prevRowid: number | null }): void {
-    let ptr = run.prevRowid ?? this.linkOf(run.rid);
+  removing(run: { rid: number; id: string }): void {
+    const x = this.s.row.get(run.rid) as ChainedRun | undefined;
+    if (x?.['id'] !== run.id) return;
+    let ptr = x.prev_rowid ?? this.linkOf(x.rid);
     let hops = 0;
     while (ptr !== null) {
       const r = this.s.row.get(ptr) as ChainedRun | undefined;
-      if (r && r.routine_id === run.routineId && before(r, run.createdAt, run.rid)) break;
+      if (r && r.routine_id === x.routine_id && before(r, x.created_at, x.rid)) break;
       const next = this.linkOf(ptr);
       if (!r && next !== null) this.s.dropLink.run(ptr);
       ptr = next;
       if (++hops > MAX_HOPS) ptr = null;
     }
-    if (ptr !== null) this.s.setLink.run(run.rid, ptr);
-    else if (run.prevRowid === null) this.s.dropLink.run(run.rid);
+    if (ptr !== null) this.s.setLink.run(x.rid, ptr);
+    else if (x.prev_rowid === null) this.s.dropLink.run(x.rid);
   }
 }

@@ -16,7 +16,7 @@ const inList = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 function prepare(db: DB) {
   return {
     // Oldest first in the chains' order (store/chain.ts: a run removed before the runs after it leaves no link behind).
-    oldRuns: db.prepare(`SELECT r.rowid AS rid, r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.created_at, r.started_at, r.ended_at, r.prev_rowid FROM runs r
+    oldRuns: db.prepare(`SELECT r.rowid AS rid, r.id, r.routine_id, r.kind, r.status, r.backend, r.run_dir, r.started_at, r.ended_at FROM runs r
       WHERE r.created_at < @cutoff AND COALESCE(r.ended_at, r.created_at) < @cutoff AND r.status IN (${inList(RUN_TERMINAL)})
         AND NOT EXISTS (SELECT 1 FROM routine_latest l WHERE l.routine_id = r.routine_id AND r.rowid IN (l.run_rowid, l.created_rowid))
       ORDER BY r.created_at, r.rowid LIMIT @limit`),
@@ -51,10 +51,8 @@ export interface OldRun {
   status: string;
   backend: string | null;
   runDir: string | null;
-  createdAt: number;
   startedAt: number | null;
   endedAt: number | null;
-  prevRowid: number | null;
 }
 
 export interface OldJob {
@@ -100,10 +98,8 @@ export class HistoryStore {
       status: r['status'] as string,
       backend: r['backend'] as string | null,
       runDir: r['run_dir'] as string | null,
-      createdAt: r['created_at'] as number,
       startedAt: r['started_at'] as number | null,
       endedAt: r['ended_at'] as number | null,
-      prevRowid: r['prev_rowid'] as number | null,
     }));
   }
 

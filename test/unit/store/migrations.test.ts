@@ -183,8 +183,8 @@ describe('migration 5: totals the metrics read instead of the history', () => {
       expect(totals.get('CANCELLED')).toMatchObject({ n: 1 });
       expect(store.history.durationTotals()[0]).toMatchObject({ n: 8, sum: 161 });
       // Removing history leaves the totals as they are.
-      const a = store.db.prepare(`SELECT rowid AS rid, created_at AS createdAt, prev_rowid AS prevRowid FROM runs WHERE id = 'a'`).get() as { rid: number; createdAt: number; prevRowid: number | null };
-      store.tx(() => store.history.removeRuns([{ ...a, id: 'a', routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', backend: null, runDir: null, startedAt: 0, endedAt: 2000 }]));
+      const rid = store.db.prepare(`SELECT rowid FROM runs WHERE id = 'a'`).pluck().get() as number;
+      store.tx(() => store.history.removeRuns([{ rid, id: 'a', routineId: 'me@h:r', kind: 'batch', status: 'COMPLETED', backend: null, runDir: null, startedAt: 0, endedAt: 2000 }]));
       expect(new Map(store.history.runTotals().map((t) => [t.status, t.n])).get('COMPLETED')).toBe(7);
     } finally {
       store.close();
