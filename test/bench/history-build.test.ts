@@ -35,6 +35,18 @@ function stale(file: string): string[] {
   }
 }
 
+/** Runs whose link in their routine's chain (store/chain.ts) is not the run created before them, in the chain's order. */
+function misChained(file: string): unknown[] {
+  const store = Store.open(file);
+  try {
+    return store.db
+      .prepare(`SELECT rid FROM (SELECT rowid AS rid, prev_rowid, LAG(rowid) OVER (PARTITION BY routine_id ORDER BY created_at, rowid) AS want FROM runs) WHERE prev_rowid IS NOT want LIMIT 5`)
+      .all();
+  } finally {
+    store.close();
+  }
+}
+
 /** Routines and cycles whose kept newest run in the cycle differs from the seek's, or that have none. */
 function staleCycles(file: string): unknown[] {
   const store = Store.open(file);
@@ -104,6 +116,7 @@ it('builds two hours of history with the run-now routine on this computer and ev
     expect(routineIds(file).filter((id) => id.endsWith(':by-hand'))).toEqual([BY_HAND]);
     expect(stale(file)).toEqual([]);
     expect(staleCycles(file)).toEqual([]);
+    expect(misChained(file)).toEqual([]);
     expect(miscounted(file)).toEqual({ outcomes: [], durations: [], quarters: [] });
   }
 }, 120_000);
