@@ -39,7 +39,7 @@ it('a refused launch and an expired command are explained by their cause, not by
   const store = Store.open(join(box.dir, 'tend.db'));
   const now = Date.now();
   const insert = (routineId: string, id: string, reason: string) =>
-    store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, manual, created_at, ended_at) VALUES (?, ?, 'batch', ?, ?, 1, 'ERROR', ?, 0, ?, ?)`).run(id, routineId, new Date(now).toISOString().slice(0, 10), now, reason, now, now);
+    store.runs.insert({ id, routineId, kind: 'batch', cycle: new Date(now).toISOString().slice(0, 10), scheduledAt: now, attempt: 1, status: 'ERROR', reason, exitCode: null, signal: null, backend: null, runDir: null, manual: false, notBefore: null, createdAt: now, startedAt: null, endedAt: now, heartbeatAt: null });
   insert('me@box:pinned', 'r1', 'LAUNCH_REFUSED: HEAD is 1234567 but the routine pins abcdef0');
   insert('bob@gpu:train', 'r2', 'the start command expired: worker bob@gpu did not fetch it within 60s; it will never run');
   store.close();
@@ -54,7 +54,7 @@ it('a run waiting DELAYED for its worker is pointed at that worker, not at slots
   const store = Store.open(join(box.dir, 'tend.db'));
   const now = Date.now();
   const insert = (routineId: string, id: string, reason: string) =>
-    store.db.prepare(`INSERT INTO runs (id, routine_id, kind, cycle, scheduled_at, attempt, status, reason, manual, created_at) VALUES (?, ?, 'batch', ?, ?, 1, 'DELAYED', ?, 0, ?)`).run(id, routineId, new Date(now).toISOString().slice(0, 10), now, reason, now);
+    store.runs.insert({ id, routineId, kind: 'batch', cycle: new Date(now).toISOString().slice(0, 10), scheduledAt: now, attempt: 1, status: 'DELAYED', reason, exitCode: null, signal: null, backend: null, runDir: null, manual: false, notBefore: null, createdAt: now, startedAt: null, endedAt: null, heartbeatAt: null });
   insert('bob@gpu:train', 'r1', 'the start command expired: worker bob@gpu did not fetch it within 60 s; it is sent again once the worker is heard from');
   insert('me@box:local', 'r2', 'waiting for me@box:other (not run on 2026-01-01)');
   store.close();
