@@ -7,10 +7,10 @@
 // socket only this process holds, and end of file on it (this process exited or was killed)
 // makes it leave once the job it runs, if any, is over. Its answers come back on that socket.
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { inheritedEnv } from '../inherited-env.js';
 import { processProvider } from '../jobdir/proc.js';
-import { batchWaiterScript } from './batch-waiter-script.js';
+import { batchWaiterScript, sourceScript } from './batch-waiter-script.js';
 import { sharedCopy } from './shared-waiter.js';
 import { standbyHelper } from './spawner.js';
 import { jobShell, setsidArgv, type WaiterTools } from './tools.js';
@@ -132,7 +132,7 @@ export class BatchWaiters {
     let file: string;
     try {
       shell = jobShell(this.o.tools?.shell);
-      file = sharedCopy(this.dir, text, true);
+      file = resolve(sharedCopy(this.dir, text, true));
     } catch {
       return null; // jobs start the ordinary way
     }
@@ -140,7 +140,9 @@ export class BatchWaiters {
     let up!: () => void;
     const w: Entry = { pid: 0, text, env, socket: null, state: 'starting', runId: null, answer: null, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
     this.all.add(w);
-    const started = helper.launchPiped({ file: shell[0] as string, args: [...shell.slice(1), file], cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
+    // Its commands come from the socket (-s), the first sourcing its script: a job is then parsed
+    // from the shell's input in blocks, not read by the `read` builtin a system call per byte.
+    const started = helper.launchPiped({ file: shell[0] as string, args: [...shell.slice(1), '-s', file], cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
     started.started
       .then(
         ({ pid, stdin }) => {
@@ -151,6 +153,7 @@ export class BatchWaiters {
             return this.gone(w);
           }
           w.socket = stdin;
+          stdin.write(sourceScript(file));
           stdin.setEncoding('utf8');
           stdin.on('error', () => this.gone(w));
           stdin.on('close', () => this.gone(w));

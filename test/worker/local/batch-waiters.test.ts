@@ -1,13 +1,14 @@
 // Batch waiters (issue 14, per job): the local backend keeps waiters between batch jobs, and a
 // job is a message to one — a fork and the routine's exec, not a shell's start. Real processes,
 // real job directories. What the daemon's death does to them is in local-backend-survival.test.ts.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend, readManifest, readPidRecord, type LocalBackend } from '../../../worker/local/index.js';
 import { readProcStat } from '../../../worker/jobdir/proc.js';
 import { BatchWaiters } from '../../../worker/local/batch-waiters.js';
+import { findTool, jobShell } from '../../../worker/local/tools.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 import { suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, stopAll, tempDir } from '../../helpers/local-job.js';
@@ -35,6 +36,16 @@ const cmdline = (pid: number) => {
 };
 /** A batch waiter runs the script kept in runs/.waiters; an ordinary one its job's run.sh. */
 const isBatchWaiter = (pid: number) => cmdline(pid).some((a) => a.startsWith(join(data.path, 'runs', '.waiters')));
+
+/** Read system calls of a process and of the children it reaped (Linux: /proc/PID/io). */
+const readsOf = (pid: number) => Number(/^syscr: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+const readableIo = () => {
+  try {
+    return Number.isFinite(readsOf(process.pid));
+  } catch {
+    return false;
+  }
+};
 
 /** Run to the end, and until its waiter has reported it over (it may then take the next). */
 async function runToEnd(b: LocalBackend, handle: Handle) {
@@ -98,6 +109,25 @@ describe('batch waiters', () => {
     } finally {
       delete process.env['TEND_TEST_LATER'];
     }
+  });
+
+  // bash takes commands from a pipe or socket a byte at a time (POSIX asks a shell not to read ahead of them): there is nothing to count.
+  const shell = realpathSync(jobShell(suiteTools.shell)[0] ?? findTool('sh') ?? '/bin/sh');
+  it.skipIf(/bash/.test(shell) || !readableIo())("a job reaches its waiter's shell in a few reads, not a read per byte: the shell parses it from its input in blocks (this shell: dash)", async () => {
+    const first = await backend.submit(makeSpec(data.path, { command: '/bin/true' }));
+    await runToEnd(backend, first);
+    const waiter = first['wrapperPid'] as number;
+    const before = readsOf(waiter);
+    const jobs = 4;
+    for (let i = 0; i < jobs; i++) {
+      // A message of over 2 kB: the `read` builtin would take over 2,000 system calls for it.
+      const h = await backend.submit(makeSpec(data.path, { command: '/bin/true', env: { PADDING: 'x'.repeat(2000) } }));
+      expect(h['wrapperPid']).toBe(waiter);
+      expect(await runToEnd(backend, h)).toMatchObject({ exitCode: 0 });
+    }
+    // What is left: the routine's start time (a line of /proc/PID/stat, which `read` takes a byte
+    // at a time) and the reads of the processes it reaped (setsid's and the routine's loaders).
+    expect((readsOf(waiter) - before) / jobs).toBeLessThan(1000);
   });
 
   it.each<Record<string, string>>([{ 'TEND.ODD-NAME': 'kept' }, { PPID: '1' }, { SHELLOPTS: 'posix' }])('a variable no shell variable can be, or one the shell keeps to itself, starts that job the ordinary way (through exec, as before): %o', async (env) => {
