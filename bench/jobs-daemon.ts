@@ -68,6 +68,11 @@ export interface DaemonRound {
   passesPerJob: number;
   /** CPU of the batch waiters per job, with what they forked and reaped (setsid, the routine). */
   waitersCpuMsPerJob: number;
+  /**
+   * Read system calls of the batch waiters per job, with what they reaped (a count the machine's
+   * load does not move: a shell's `read` builtin takes one per byte).
+   */
+  waiterReadCallsPerJob: number;
 }
 
 /** utime + stime (+ cutime + cstime: `reaped`) of /proc/<path>/stat, in ms (10 ms ticks). */
@@ -81,18 +86,26 @@ function cpuMs(pid: number, path = `${pid}`, reaped = false): number {
   }
 }
 
-/** CPU of the batch waiters of `dataDir` alive now (they wait 10 s for a next job before they leave). */
-function waitersCpuMs(dataDir: string): number {
+/** Read system calls (syscr of /proc/<pid>/io: its own and its reaped children's) of a process. */
+function readCalls(pid: string): number {
+  return Number(/^syscr: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+}
+
+/** CPU and read calls of the batch waiters of `dataDir` alive now (they wait 10 s for a next job before they leave). */
+function waitersCost(dataDir: string): { cpuMs: number; reads: number } {
   const mark = join(dataDir, 'runs', '.waiters');
-  let sum = 0;
+  let cpu = 0;
+  let reads = 0;
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(mark)) sum += cpuMs(Number(pid), pid, true);
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(mark)) continue;
+      cpu += cpuMs(Number(pid), pid, true);
+      reads += readCalls(pid);
     } catch {
       // gone meanwhile
     }
   }
-  return sum;
+  return { cpuMs: cpu, reads };
 }
 
 /** Passes the daemon has run (the count of its pass-duration histogram). */
@@ -137,7 +150,7 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
     const end = Date.now();
     const cpu = cpuMs(daemon.pid) - cpu0;
     const main = cpuMs(daemon.pid, `${daemon.pid}/task/${daemon.pid}`) - main0;
-    const waiters = waitersCpuMs(dir);
+    const waiters = waitersCost(dir);
     // Every pass it ran: its API (and the count) starts before its engine does.
     const passes = await passesOf(daemon);
     const n = Math.max(1, total - done0);
@@ -148,7 +161,8 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
       daemonStartCpuMs: round(cpu0, 0),
       daemonMainThreadMsPerJob: round(main / n, 2),
       passesPerJob: round(passes / total, 2),
-      waitersCpuMsPerJob: round(waiters / total, 2),
+      waitersCpuMsPerJob: round(waiters.cpuMs / total, 2),
+      waiterReadCallsPerJob: round(waiters.reads / total, 0),
     };
   } finally {
     await daemon.stop().catch(() => daemon.kill9());
