@@ -43,7 +43,7 @@ export interface BatchWaiterParams {
   home: string;
 }
 
-/** sh words for `argv`: single-quoted, a newline as "$nl" (a job is read a line at a time). */
+/** sh words for `argv`: single-quoted, a newline as "$nl" (the waiter defines nl), so that the assignments of a job stay one line of its command. */
 export function shWords(argv: readonly string[]): string {
   return argv.map((a) => shQuote(a).replace(/\n/g, `'"$nl"'`)).join(' ');
 }
