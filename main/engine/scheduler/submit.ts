@@ -149,16 +149,22 @@ function writeFired(ctx: Ctx, runs: RunRow[], picked: Item[]): Map<RunRow, RunRo
   // Keyed by the unwritten run: only the fired ones (item.fresh) are looked up.
   for (const item of picked) if (item.kind === 'run') starting.set(item.run, item.backend);
   const written = new Map<RunRow, RunRow>();
-  for (const run of runs) {
-    const backend = starting.get(run);
-    const row = backend === undefined ? run : { ...run, status: LAUNCHED, backend, runDir: runDirFor(ctx.opts.dataDir, run.id, run.createdAt) };
-    try {
-      ctx.store.runs.insert(row);
-      written.set(run, row);
-    } catch (err) {
-      ctx.events.log({ type: 'trigger:fault', routineId: run.routineId, message: `could not fire: ${errorMessage(err)}` });
-    }
-  }
+  // Their routines' chain heads read together, not one read per insert (store/chain.ts).
+  ctx.store.runs.insertingFor(
+    runs.map((r) => r.routineId),
+    () => {
+      for (const run of runs) {
+        const backend = starting.get(run);
+        const row = backend === undefined ? run : { ...run, status: LAUNCHED, backend, runDir: runDirFor(ctx.opts.dataDir, run.id, run.createdAt) };
+        try {
+          ctx.store.runs.insert(row);
+          written.set(run, row);
+        } catch (err) {
+          ctx.events.log({ type: 'trigger:fault', routineId: run.routineId, message: `could not fire: ${errorMessage(err)}` });
+        }
+      }
+    },
+  );
   return written;
 }
 

@@ -149,6 +149,15 @@ export class RunStore {
     if (RUN_TERMINAL.has(run.status)) this.totals.finished({ routine_id: run.routineId, kind: run.kind, status: run.status, created_at: run.createdAt, started_at: null, ended_at: null });
   }
 
+  /**
+   * `fn` inserts runs of these routines (and writes nothing else): where each goes in its routine's
+   * chain is found from heads read together first, not one read per insert (store/chain.ts).
+   */
+  insertingFor<T>(routineIds: readonly string[], fn: () => T): T {
+    const chain = this.chain;
+    return chain ? chain.withHeads(routineIds, fn) : fn();
+  }
+
   /** Prepared on first use: a read-only open of an older database has no runs_long index. */
   private get carry() {
     if (this.carried) return this.carried;

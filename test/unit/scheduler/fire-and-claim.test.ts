@@ -78,6 +78,29 @@ describe('a run fired and started in the same pass', () => {
     expect(f.store.history.runTotals().map((r) => [r.routineId, r.status, r.n])).toEqual(['a', 'b', 'c'].map((id) => [full(id), 'COMPLETED', 1]));
     for (const id of ['a', 'b', 'c']) expect(f.runs(id).map((r) => r.status)).toEqual(['COMPLETED', 'STARTING']);
   });
+
+  it('the runs a pass fires are placed in their routines’ chains from heads read in one statement, not one read per run', async () => {
+    const t = traced();
+    f = t.fx;
+    const ids = ['a', 'b', 'c', 'd'];
+    for (const id of ids) f.define({ id, cron: '* * * * *' });
+    f.advance(MIN);
+    await t.pass();
+    for (const id of ids) f.backend.finish(f.only(id).id, { exitCode: 0 });
+    f.advance(MIN);
+    const report = await t.pass();
+    expect(report).toMatchObject({ fired: 4, submitted: 4 });
+    expect(t.count(/FROM routine_latest WHERE routine_id = /)).toBe(0);
+    expect(t.count(/FROM routine_latest WHERE routine_id IN /)).toBe(1);
+    for (const id of ids) {
+      const [first, second] = f.runs(id);
+      expect(first!.status).toBe('COMPLETED');
+      expect(second).toMatchObject({ status: 'STARTING' });
+      // Claimed, launched and recorded: in the ledger, its lease released.
+      expect(f.store.ledger.get('run', second!.id)).toMatchObject({ backend: 'local', submittedAt: f.now() });
+      expect(f.store.ledger.lease('run', second!.id)).toBeNull();
+    }
+  });
 });
 
 describe('a fired run that cannot start yet', () => {
