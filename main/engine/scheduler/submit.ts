@@ -54,8 +54,14 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
   const ledger = ctx.store.ledger.keys();
   const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
   let due: ReturnType<typeof dueTriggers> = [];
+  // The change mark the due triggers were read at: still the mark once the transaction holds the
+  // write lock, firing takes them as read instead of reading them again.
+  let dueMark: string | null = null;
   try {
-    if (fire) due = dueTriggers(ctx, now);
+    if (fire) {
+      due = dueTriggers(ctx, now);
+      dueMark = ctx.store.changeMark();
+    }
   } catch (err) {
     fault = err;
     fire = false;
@@ -76,7 +82,8 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
     let runs: RunRow[] = [];
     if (fire) {
       try {
-        runs = fireDue(ctx, now, mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
+        const current = ctx.store.changeMark();
+        runs = fireDue(ctx, now, mark === current ? unwritten(input.active) : undefined, dueMark === current ? due : undefined);
       } catch (err) {
         fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
       }

@@ -261,3 +261,42 @@ describe('the unfinished runs, read once a pass', () => {
     }
   });
 });
+
+describe('the due triggers, read once a pass', () => {
+  const DUE = /^SELECT routine_id, next_run_at, first_due_at FROM triggers WHERE state = 'scheduled'/;
+
+  it('are read before the health gate and fired as read when nothing was written between', async () => {
+    const t = traced();
+    f = t.fx;
+    for (const id of ['a', 'b']) f.define({ id, cron: '0 * * * *' });
+    f.advance(HOUR);
+    const report = await t.pass();
+    expect(report).toMatchObject({ fired: 2, submitted: 2 });
+    expect(t.count(DUE)).toBe(1);
+    expect(['a', 'b'].map((id) => f.only(id).status)).toEqual(['STARTING', 'STARTING']);
+  });
+
+  it('are read again when another connection wrote while the health gate was asked (a trigger made due meanwhile fires in that pass)', async () => {
+    const dir = scratch('tend-due-reread-');
+    try {
+      f = new Fixture({ db: dir.db });
+      f.define({ id: 'a', cron: '0 * * * *' });
+      f.define({ id: 'b', cron: '0 12 * * *' });
+      f.advance(HOUR);
+      const other = Store.open(dir.db);
+      const health = f.backend.health.bind(f.backend);
+      f.backend.health = async () => {
+        other.db.prepare(`UPDATE triggers SET next_run_at = ? WHERE routine_id = ?`).run(f.now(), full('b'));
+        return health();
+      };
+      const report = await f.pass();
+      other.close();
+      expect(report.fired).toBe(2);
+      expect(f.runs('b')).toHaveLength(1);
+      expect(f.only('b').scheduledAt).toBe(f.now());
+    } finally {
+      f.close();
+      dir.remove();
+    }
+  });
+});
