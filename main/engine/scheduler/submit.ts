@@ -27,18 +27,23 @@ export interface Claimed {
 
 export type SubmitInput = BacklogInput;
 
-/** What the transaction of the submit phase fired and claimed; `fault`: firing could not read the due triggers. */
+/**
+ * What the transaction of the submit phase fired and claimed; `fault`: firing could not read the due
+ * triggers; `mark`: the store's change mark as that transaction committed (null: it did not run).
+ */
 export interface Claims {
   fired: number;
   claimed: Claimed[];
   fault: unknown;
+  mark: string | null;
 }
 
 /** PENDING ─launch▶ STARTING: the status a run fired and claimed at once is written with. */
 const LAUNCHED = batchRunMachine.transition('PENDING', 'launch').state;
 
 export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
-  return launch(ctx, (await claim(ctx, now, input, false)).claimed);
+  const claims = await claim(ctx, now, input, false);
+  return launch(ctx, claims.claimed, claims.mark);
 }
 
 /**
@@ -71,14 +76,14 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
   const backlog = collect(ctx, now, { ...input, active: withUnwritten(input.active, dueRuns(ctx, due, now)), waiting: seen }, inLedger);
   if (backlog.length === 0 && due.length === 0) {
     for (const [k, v] of seen) input.waiting.set(k, v);
-    return { fired: 0, claimed: [], fault };
+    return { fired: 0, claimed: [], fault, mark: null };
   }
 
   // Health gate, only for backends with waiting work.
   const healthy = new Map<string, boolean>();
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
-  return ctx.events.tx(() => {
+  const claims = ctx.events.tx((): Claims => {
     let runs: RunRow[] = [];
     if (fire) {
       try {
@@ -93,8 +98,10 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
     const picked = pick(ctx, items, healthy, input, ledger, inLedger);
     const written = writeFired(ctx, runs, picked);
     const claimed = picked.map((item) => claimOne(ctx, item, now, written)).filter((c): c is Claimed => c !== null);
-    return { fired: written.size, claimed, fault };
+    return { fired: written.size, claimed, fault, mark: null };
   });
+  claims.mark = ctx.store.changeMark();
+  return claims;
 }
 
 /** The items that get a slot now (up to the free slots, per schedule too); the others are noted waiting. */
@@ -175,8 +182,11 @@ function writeFired(ctx: Ctx, runs: RunRow[], picked: Item[]): Map<RunRow, RunRo
   return written;
 }
 
-/** Claimed and launched: the number launched (in the background: the number set going). */
-export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
+/**
+ * Claimed and launched: the number launched (in the background: the number set going). `mark`: the
+ * store's change mark as the claims committed (Claims.mark).
+ */
+export async function launch(ctx: Ctx, claimed: Claimed[], mark: string | null = null): Promise<number> {
   if (claimed.length === 0) return 0;
   if (ctx.opts.launchInBackground) {
     for (const c of claimed) launchInBackground(ctx, c);
@@ -194,7 +204,7 @@ export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
     }),
   );
   const at = ctx.clock.now();
-  ctx.events.tx(() => recordAll(ctx, results, at));
+  ctx.events.tx(() => recordAll(ctx, results, at, mark));
   return results.filter((r) => r.handle).length;
 }
 
@@ -322,15 +332,18 @@ function claimOne(ctx: Ctx, item: Item, now: number, written: Map<RunRow, RunRow
  * a run were most of what recording a pass's launches cost. The rest one by one. Told in the order
  * answered.
  */
-function recordAll(ctx: Ctx, answers: readonly Answer[], now: number): void {
+function recordAll(ctx: Ctx, answers: readonly Answer[], now: number, claimedAt: string | null = null): void {
   const launched = answers.filter((a) => a.c.queue === 'run' && a.handle);
+  // Nothing written since the claims committed (`claimedAt`, their change mark): every run claimed
+  // is still STARTING, as claimed, and is not read back.
+  const asClaimed = claimedAt !== null && claimedAt === ctx.store.changeMark();
   ctx.store.ledger.recordRuns(
     launched.map((a) => ({ runId: a.c.key, backend: a.c.item.backend, handle: a.handle! })),
     now,
   );
-  const statuses = ctx.store.runs.statuses(launched.map((a) => a.c.key));
+  const statuses = asClaimed ? null : ctx.store.runs.statuses(launched.map((a) => a.c.key));
   for (const a of answers) {
-    if (a.c.queue === 'run' && a.handle) launchedRun(ctx, a.c, a.handle, statuses.get(a.c.key) ?? null);
+    if (a.c.queue === 'run' && a.handle) launchedRun(ctx, a.c, a.handle, statuses ? (statuses.get(a.c.key) ?? null) : LAUNCHED);
     else record(ctx, a.c, a.handle, a.error, now);
   }
 }
