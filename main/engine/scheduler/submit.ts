@@ -10,6 +10,7 @@ import { newRun } from '../domain/run.js';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { batchRunMachine } from '../lifecycle/index.js';
+import { afterCommit } from '../store/after-commit.js';
 import { collect, unwritten, withUnwritten, type BacklogInput, type Item } from './backlog.js';
 import type { Ctx } from './context.js';
 import { dueRuns, dueTriggers, fireDue } from './fire.js';
@@ -83,7 +84,11 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
   const healthy = new Map<string, boolean>();
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
+  let committedAt: string | null = null;
   const claims = ctx.events.tx((): Claims => {
+    // Taken as the transaction commits, before the work that waited for the commit (listeners of
+    // its events) runs: what they write moves the mark.
+    afterCommit(ctx.store.db, () => (committedAt = ctx.store.changeMark()));
     let runs: RunRow[] = [];
     if (fire) {
       try {
@@ -100,7 +105,7 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
     const claimed = picked.map((item) => claimOne(ctx, item, now, written)).filter((c): c is Claimed => c !== null);
     return { fired: written.size, claimed, fault, mark: null };
   });
-  claims.mark = ctx.store.changeMark();
+  claims.mark = committedAt;
   return claims;
 }
 

@@ -79,3 +79,20 @@ it('a job, a launch that failed and a run stopped meanwhile, answered with runs 
   await f.pass();
   expect(f.only('stopped')).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
 });
+
+it('a run stopped by a listener of an event the claim committed (here a misfire) is read back as stopped and stopped once launched', async () => {
+  f = new Fixture();
+  f.define({ id: 'late', cron: '0 * * * *', misfire: 'once' });
+  // Hours of downtime: firing tells of the misfire in the transaction that claims the run.
+  f.clock.set(T0 + 3 * HOUR + 5 * SEC);
+  f.scheduler.bus.on('event', (e) => {
+    if (e.type !== 'trigger:misfire') return;
+    const run = f.only('late');
+    f.store.runs.cas(run.id, ['STARTING'], 'CANCELLED', { reason: 'stopped by hand', endedAt: f.now() });
+  });
+  const report = await f.pass();
+  expect(report).toMatchObject({ fired: 1, submitted: 1, faults: 0 });
+  await new Promise((r) => setImmediate(r));
+  expect(f.backend.cancelled()).toEqual([f.only('late').id]);
+  expect(f.only('late')).toMatchObject({ status: 'CANCELLED', reason: 'stopped by hand' });
+});
