@@ -341,7 +341,7 @@ function recordAll(ctx: Ctx, answers: readonly Answer[], now: number, claimedAt:
   const launched = answers.filter((a) => a.c.queue === 'run' && a.handle);
   // Nothing written since the claims committed (`claimedAt`, their change mark): every run claimed
   // is still STARTING, as claimed, and is not read back.
-  const asClaimed = claimedAt !== null && claimedAt === ctx.store.changeMark();
+  const asClaimed = claimedAt === ctx.store.changeMark();
   ctx.store.ledger.recordRuns(
     launched.map((a) => ({ runId: a.c.key, backend: a.c.item.backend, handle: a.handle! })),
     now,
