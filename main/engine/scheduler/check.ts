@@ -4,6 +4,7 @@ import { describeOutcome, isSuccess, type Outcome, type PollState } from '../bac
 import type { RoutineDef, RunRow } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import type { LedgerEntry } from '../store/ledger.js';
+import type { SettlingRun } from '../store/runs.js';
 import type { Ctx } from './context.js';
 import { finalizeBatch } from './finalize.js';
 import { moveJob, moveRun } from './moves.js';
@@ -136,19 +137,19 @@ export function settle(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: numb
  * The finished runs taken off the ledger together, each read (null: not in the runs table); a run
  * left out was not in the ledger: settled already.
  */
-type Taken = Map<string, RunRow | null>;
+type Taken = Map<string, SettlingRun | null>;
 
 function take(ctx: Ctx, finished: readonly { entry: LedgerEntry }[]): Taken {
   const ids = finished.filter((f) => f.entry.kind === 'run').map((f) => f.entry.refId);
   const cleared = [...ctx.store.ledger.clearRuns(ids)];
-  const rows = ctx.store.runs.getMany(cleared);
+  const rows = ctx.store.runs.settling(cleared);
   return new Map(cleared.map((id) => [id, rows.get(id) ?? null]));
 }
 
 /** `settle`, inside a transaction the caller opened: what it wrote is kept or taken back with it. `taken`: the runs cleared already. */
 function settleInTx(ctx: Ctx, entry: LedgerEntry, outcome: Outcome, now: number, taken?: Taken): void {
   if (entry.kind === 'job') return settleJob(ctx, entry, outcome, now);
-  let run: RunRow | null | undefined;
+  let run: SettlingRun | null | undefined;
   if (taken) run = taken.get(entry.refId);
   else if (ctx.store.ledger.clear(entry.kind, entry.refId)) run = ctx.store.runs.get(entry.refId);
   if (!run) return; // settled already (replay is a no-op), or no such run
@@ -175,7 +176,7 @@ function base(outcome: Outcome, now: number) {
   return { exitCode: outcome.exitCode, signal: outcome.signal, endedAt: outcome.endedAt ?? now };
 }
 
-function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Outcome, now: number): void {
+function settleBatch(ctx: Ctx, run: SettlingRun, def: RoutineDef | null, outcome: Outcome, now: number): void {
   // A reason set while running (timeout, stopped by hand) explains the exit better than the exit does.
   const ok = isSuccess(outcome) && run.reason === null;
   const reason = ok ? null : (run.reason ?? describeOutcome(outcome));
@@ -195,7 +196,7 @@ function settleBatch(ctx: Ctx, run: RunRow, def: RoutineDef | null, outcome: Out
   finalizeBatch(ctx.store, (e) => ctx.events.log(e), run, def, ok, reason, now);
 }
 
-function settleRealtime(ctx: Ctx, run: RunRow, outcome: Outcome, now: number): void {
+function settleRealtime(ctx: Ctx, run: SettlingRun, outcome: Outcome, now: number): void {
   const ended = outcome.endedAt ?? now;
   const reason = run.reason ?? describeOutcome(outcome);
   const quick = !silenced(run) && (run.startedAt === null || ended - run.startedAt < QUICK_DEATH_MS);

@@ -2,13 +2,14 @@
 // loops compute their next time from the completion, failures keep their metadata, and the
 // routine's retry policy may queue another attempt.
 import { newRun } from '../domain/run.js';
-import type { RoutineDef, RunRow } from '../domain/types.js';
+import type { RoutineDef } from '../domain/types.js';
 import type { NewEvent } from '../store/events.js';
+import type { SettlingRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 import { nextRunAt } from '../timing/next.js';
 import { moveTrigger } from './moves.js';
 
-export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: RunRow, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
+export function finalizeBatch(store: Store, log: (e: NewEvent) => void, run: SettlingRun, def: RoutineDef | null, success: boolean, reason: string | null, now: number): void {
   // Only a batch routine has a timing (the schema requires one there and refuses one on a realtime
   // routine), so a routine removed, or one now realtime, ends here.
   if (!def?.timing) return;

@@ -26,15 +26,16 @@ export type ActiveByRoutine = ReadonlyMap<string, readonly RunRow[]>;
  * Inside the caller's write transaction: take each due trigger and return the runs it creates, in
  * firing order, unwritten (the caller writes them before the transaction ends). Reads first and
  * writes only per trigger, each trigger's fault an event: once it has written, it does not throw.
- * `active`: the unfinished runs, for the overlap checks; unset, each routine's are read.
+ * `active`: the unfinished runs, for the overlap checks; unset, each routine's are read. `due`: the
+ * due triggers as read before the transaction, when nothing was written since; unset, read here.
  */
-export function fireDue(ctx: Ctx, now: number, active?: ActiveByRoutine): RunRow[] {
+export function fireDue(ctx: Ctx, now: number, active?: ActiveByRoutine, due?: readonly DueTrigger[]): RunRow[] {
   // The pass loaded the definitions before awaiting its backends; one saved meanwhile (a past
   // `at` is due at once) must be fired as it is now, not disarmed as unknown.
   ctx.defs.refresh(ctx.store);
   const runs: RunRow[] = [];
   const catchUp = { count: 0 };
-  for (const t of dueTriggers(ctx, now)) {
+  for (const t of due ?? dueTriggers(ctx, now)) {
     try {
       fireOne(ctx, t, now, catchUp, runs, active);
     } catch (err) {

@@ -1,5 +1,5 @@
 // Every state change goes through the lifecycle tables and lands in SQL as compare-and-set.
-import type { JobStatus, RoutineKind, RunRow, RunStatus, TriggerRow, TriggerState } from '../domain/types.js';
+import type { JobStatus, RoutineKind, RunStatus, TriggerRow, TriggerState } from '../domain/types.js';
 import {
   batchJobMachine,
   batchRunMachine,
@@ -13,7 +13,7 @@ import {
 } from '../lifecycle/index.js';
 import type { JobPatch } from '../store/jobs.js';
 import type { TriggerPatch } from '../store/routines.js';
-import type { RunPatch } from '../store/runs.js';
+import type { RunPatch, SettlingRun } from '../store/runs.js';
 import type { Store } from '../store/store.js';
 
 export type RunEvent = BatchRunEvent | RealtimeRunEvent;
@@ -41,7 +41,7 @@ const known = new WeakMap<Machine<string, string>, Map<string, Map<string, strin
  * Apply a lifecycle event to a run in SQL. Returns the new status, or null if the run was not in a
  * state that takes it. `read`: the run as read in the caller's transaction (RunStore.cas).
  */
-export function moveRun(store: Store, id: string, kind: RoutineKind, event: RunEvent, patch: RunPatch = {}, read?: RunRow): RunStatus | null {
+export function moveRun(store: Store, id: string, kind: RoutineKind, event: RunEvent, patch: RunPatch = {}, read?: SettlingRun): RunStatus | null {
   const m = (kind === 'batch' ? batchRunMachine : realtimeRunMachine) as unknown as Machine<string, string>;
   for (const [to, from] of targets(m, event)) {
     if (store.runs.cas(id, from as RunStatus[], to as RunStatus, patch, read)) return to as RunStatus;

@@ -74,6 +74,7 @@ export class Scheduler {
       await step('promote', () => promoteJobs(ctx, now));
       // Fire and claim in one transaction, after the health gate; then launch what was claimed.
       let claimed: Claimed[] = [];
+      let claimedAt: string | null = null;
       await step('fire', async () => {
         const waiting = new Map<string, string>();
         // Read again only if anything was written since the status step read them (by this
@@ -87,10 +88,11 @@ export class Scheduler {
         this.waiting = waiting;
         report.fired = claims.fired;
         claimed = claims.claimed;
+        claimedAt = claims.mark;
         // Firing could not read the due triggers: a fault of this step; what it claimed is launched.
         if (claims.fault !== null) throw claims.fault;
       });
-      await step('submit', async () => (report.submitted = await launch(ctx, claimed)));
+      await step('submit', async () => (report.submitted = await launch(ctx, claimed, claimedAt)));
     } finally {
       report.durationMs = performance.now() - t0;
       this.running = false;

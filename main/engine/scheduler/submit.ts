@@ -10,6 +10,7 @@ import { newRun } from '../domain/run.js';
 import type { RunRow, RunStatus } from '../domain/types.js';
 import { errorMessage } from '../errors.js';
 import { batchRunMachine } from '../lifecycle/index.js';
+import { afterCommit } from '../store/after-commit.js';
 import { collect, unwritten, withUnwritten, type BacklogInput, type Item } from './backlog.js';
 import type { Ctx } from './context.js';
 import { dueRuns, dueTriggers, fireDue } from './fire.js';
@@ -27,18 +28,23 @@ export interface Claimed {
 
 export type SubmitInput = BacklogInput;
 
-/** What the transaction of the submit phase fired and claimed; `fault`: firing could not read the due triggers. */
+/**
+ * What the transaction of the submit phase fired and claimed; `fault`: firing could not read the due
+ * triggers; `mark`: the store's change mark as that transaction committed (null: it did not run).
+ */
 export interface Claims {
   fired: number;
   claimed: Claimed[];
   fault: unknown;
+  mark: string | null;
 }
 
 /** PENDING ─launch▶ STARTING: the status a run fired and claimed at once is written with. */
 const LAUNCHED = batchRunMachine.transition('PENDING', 'launch').state;
 
 export async function submit(ctx: Ctx, now: number, input: SubmitInput): Promise<number> {
-  return launch(ctx, (await claim(ctx, now, input, false)).claimed);
+  const claims = await claim(ctx, now, input, false);
+  return launch(ctx, claims.claimed, claims.mark);
 }
 
 /**
@@ -54,8 +60,14 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
   const ledger = ctx.store.ledger.keys();
   const inLedger = new Set(ledger.map((e) => `${e.kind}:${e.refId}`));
   let due: ReturnType<typeof dueTriggers> = [];
+  // The change mark the due triggers were read at: still the mark once the transaction holds the
+  // write lock, firing takes them as read instead of reading them again.
+  let dueMark: string | null = null;
   try {
-    if (fire) due = dueTriggers(ctx, now);
+    if (fire) {
+      due = dueTriggers(ctx, now);
+      dueMark = ctx.store.changeMark();
+    }
   } catch (err) {
     fault = err;
     fire = false;
@@ -65,18 +77,23 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
   const backlog = collect(ctx, now, { ...input, active: withUnwritten(input.active, dueRuns(ctx, due, now)), waiting: seen }, inLedger);
   if (backlog.length === 0 && due.length === 0) {
     for (const [k, v] of seen) input.waiting.set(k, v);
-    return { fired: 0, claimed: [], fault };
+    return { fired: 0, claimed: [], fault, mark: null };
   }
 
   // Health gate, only for backends with waiting work.
   const healthy = new Map<string, boolean>();
   for (const name of new Set(backlog.map((i) => i.backend))) healthy.set(name, await gate(ctx, name));
 
-  return ctx.events.tx(() => {
+  let committedAt: string | null = null;
+  const claims = ctx.events.tx((): Claims => {
+    // Taken as the transaction commits, before the work that waited for the commit (listeners of
+    // its events) runs: what they write moves the mark.
+    afterCommit(ctx.store.db, () => (committedAt = ctx.store.changeMark()));
     let runs: RunRow[] = [];
     if (fire) {
       try {
-        runs = fireDue(ctx, now, mark === ctx.store.changeMark() ? unwritten(input.active) : undefined);
+        const current = ctx.store.changeMark();
+        runs = fireDue(ctx, now, mark === current ? unwritten(input.active) : undefined, dueMark === current ? due : undefined);
       } catch (err) {
         fault = err; // it read nothing it could fire (fireDue does not throw once it has written)
       }
@@ -86,8 +103,10 @@ export async function claim(ctx: Ctx, now: number, input: SubmitInput, fire: boo
     const picked = pick(ctx, items, healthy, input, ledger, inLedger);
     const written = writeFired(ctx, runs, picked);
     const claimed = picked.map((item) => claimOne(ctx, item, now, written)).filter((c): c is Claimed => c !== null);
-    return { fired: written.size, claimed, fault };
+    return { fired: written.size, claimed, fault, mark: null };
   });
+  claims.mark = committedAt;
+  return claims;
 }
 
 /** The items that get a slot now (up to the free slots, per schedule too); the others are noted waiting. */
@@ -149,21 +168,30 @@ function writeFired(ctx: Ctx, runs: RunRow[], picked: Item[]): Map<RunRow, RunRo
   // Keyed by the unwritten run: only the fired ones (item.fresh) are looked up.
   for (const item of picked) if (item.kind === 'run') starting.set(item.run, item.backend);
   const written = new Map<RunRow, RunRow>();
-  for (const run of runs) {
-    const backend = starting.get(run);
-    const row = backend === undefined ? run : { ...run, status: LAUNCHED, backend, runDir: runDirFor(ctx.opts.dataDir, run.id, run.createdAt) };
-    try {
-      ctx.store.runs.insert(row);
-      written.set(run, row);
-    } catch (err) {
-      ctx.events.log({ type: 'trigger:fault', routineId: run.routineId, message: `could not fire: ${errorMessage(err)}` });
-    }
-  }
+  // Their routines' chain heads read together, not one read per insert (store/chain.ts).
+  ctx.store.runs.insertingFor(
+    runs.map((r) => r.routineId),
+    () => {
+      for (const run of runs) {
+        const backend = starting.get(run);
+        const row = backend === undefined ? run : { ...run, status: LAUNCHED, backend, runDir: runDirFor(ctx.opts.dataDir, run.id, run.createdAt) };
+        try {
+          ctx.store.runs.insert(row);
+          written.set(run, row);
+        } catch (err) {
+          ctx.events.log({ type: 'trigger:fault', routineId: run.routineId, message: `could not fire: ${errorMessage(err)}` });
+        }
+      }
+    },
+  );
   return written;
 }
 
-/** Claimed and launched: the number launched (in the background: the number set going). */
-export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
+/**
+ * Claimed and launched: the number launched (in the background: the number set going). `mark`: the
+ * store's change mark as the claims committed (Claims.mark).
+ */
+export async function launch(ctx: Ctx, claimed: Claimed[], mark: string | null = null): Promise<number> {
   if (claimed.length === 0) return 0;
   if (ctx.opts.launchInBackground) {
     for (const c of claimed) launchInBackground(ctx, c);
@@ -181,7 +209,7 @@ export async function launch(ctx: Ctx, claimed: Claimed[]): Promise<number> {
     }),
   );
   const at = ctx.clock.now();
-  ctx.events.tx(() => recordAll(ctx, results, at));
+  ctx.events.tx(() => recordAll(ctx, results, at, mark));
   return results.filter((r) => r.handle).length;
 }
 
@@ -309,15 +337,18 @@ function claimOne(ctx: Ctx, item: Item, now: number, written: Map<RunRow, RunRow
  * a run were most of what recording a pass's launches cost. The rest one by one. Told in the order
  * answered.
  */
-function recordAll(ctx: Ctx, answers: readonly Answer[], now: number): void {
+function recordAll(ctx: Ctx, answers: readonly Answer[], now: number, claimedAt: string | null = null): void {
   const launched = answers.filter((a) => a.c.queue === 'run' && a.handle);
+  // Nothing written since the claims committed (`claimedAt`, their change mark): every run claimed
+  // is still STARTING, as claimed, and is not read back.
+  const asClaimed = claimedAt === ctx.store.changeMark();
   ctx.store.ledger.recordRuns(
     launched.map((a) => ({ runId: a.c.key, backend: a.c.item.backend, handle: a.handle! })),
     now,
   );
-  const statuses = ctx.store.runs.statuses(launched.map((a) => a.c.key));
+  const statuses = asClaimed ? null : ctx.store.runs.statuses(launched.map((a) => a.c.key));
   for (const a of answers) {
-    if (a.c.queue === 'run' && a.handle) launchedRun(ctx, a.c, a.handle, statuses.get(a.c.key) ?? null);
+    if (a.c.queue === 'run' && a.handle) launchedRun(ctx, a.c, a.handle, statuses ? (statuses.get(a.c.key) ?? null) : LAUNCHED);
     else record(ctx, a.c, a.handle, a.error, now);
   }
 }

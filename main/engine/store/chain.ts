@@ -11,6 +11,7 @@
 import type Database from 'better-sqlite3';
 import { writeAtCommit } from './after-commit.js';
 import type { DB } from './db.js';
+import { MultiRow } from './multi-row.js';
 
 /** A run read through the chain: its row, with its rowid as `rid`. */
 export interface ChainedRun {
@@ -50,8 +51,17 @@ export class RunChain {
    * rolled back) is passed over.
    */
   private readonly pending = new Map<string, Head[]>();
+  /** routine_latest's heads of some routines (null: none), read together by `withHeads` for the inserts of its body. */
+  private known: Map<string, { rowid: number; createdAt: number } | null> | null = null;
+  private readonly headsOf: MultiRow<string>;
 
   constructor(private readonly db: DB) {
+    this.headsOf = new MultiRow<string>(
+      db,
+      '?',
+      (ids) => `SELECT routine_id AS routineId, created_rowid AS rowid, created_at AS createdAt FROM routine_latest WHERE routine_id IN (${ids})`,
+      (id) => [id],
+    );
     this.s = {
       row: db.prepare(`SELECT rowid AS rid, * FROM runs WHERE rowid = ?`),
       head: db.prepare(`SELECT created_rowid AS rowid, created_at AS createdAt FROM routine_latest WHERE routine_id = ?`),
@@ -104,6 +114,27 @@ export class RunChain {
     for (const r of routines) this.pending.delete(r);
   };
 
+  /**
+   * `fn` (inside a transaction) with the heads routine_latest holds for these routines read in one
+   * statement, not one per insert (a pass inserts a run per due routine: that read was a sixth of
+   * its statements). routine_latest is written only as the outermost transaction ends
+   * (writeAtCommit), never while `fn` runs inside it, so what was read stays what it holds.
+   */
+  withHeads<T>(routineIds: readonly string[], fn: () => T): T {
+    if (!this.db.inTransaction) return fn();
+    const outer = this.known;
+    const known = new Map<string, { rowid: number; createdAt: number } | null>(outer);
+    const ids = [...new Set(routineIds)];
+    for (const id of ids) known.set(id, null);
+    for (const r of this.headsOf.all<{ routineId: string; rowid: number; createdAt: number }>(ids)) known.set(r.routineId, { rowid: r.rowid, createdAt: r.createdAt });
+    this.known = known;
+    try {
+      return fn();
+    } finally {
+      this.known = outer;
+    }
+  }
+
   /** The routine's newest run by creation: the open transaction's, else routine_latest's. */
   private headOf(routineId: string): Head | { rowid: number; createdAt: number } | null {
     const heads = this.pending.get(routineId);
@@ -113,6 +144,8 @@ export class RunChain {
       heads.pop();
     }
     if (heads) this.pending.delete(routineId);
+    const known = this.known?.get(routineId);
+    if (known !== undefined) return known;
     return (this.s.head.get(routineId) as { rowid: number; createdAt: number } | undefined) ?? null;
   }
 

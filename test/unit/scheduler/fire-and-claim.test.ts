@@ -78,6 +78,29 @@ describe('a run fired and started in the same pass', () => {
     expect(f.store.history.runTotals().map((r) => [r.routineId, r.status, r.n])).toEqual(['a', 'b', 'c'].map((id) => [full(id), 'COMPLETED', 1]));
     for (const id of ['a', 'b', 'c']) expect(f.runs(id).map((r) => r.status)).toEqual(['COMPLETED', 'STARTING']);
   });
+
+  it('the runs a pass fires are placed in their routines’ chains from heads read in one statement, not one read per run', async () => {
+    const t = traced();
+    f = t.fx;
+    const ids = ['a', 'b', 'c', 'd'];
+    for (const id of ids) f.define({ id, cron: '* * * * *' });
+    f.advance(MIN);
+    await t.pass();
+    for (const id of ids) f.backend.finish(f.only(id).id, { exitCode: 0 });
+    f.advance(MIN);
+    const report = await t.pass();
+    expect(report).toMatchObject({ fired: 4, submitted: 4 });
+    expect(t.count(/FROM routine_latest WHERE routine_id = /)).toBe(0);
+    expect(t.count(/FROM routine_latest WHERE routine_id IN /)).toBe(1);
+    for (const id of ids) {
+      const [first, second] = f.runs(id);
+      expect(first!.status).toBe('COMPLETED');
+      expect(second).toMatchObject({ status: 'STARTING' });
+      // Claimed, launched and recorded: in the ledger, its lease released.
+      expect(f.store.ledger.get('run', second!.id)).toMatchObject({ backend: 'local', submittedAt: f.now() });
+      expect(f.store.ledger.lease('run', second!.id)).toBeNull();
+    }
+  });
 });
 
 describe('a fired run that cannot start yet', () => {
@@ -232,6 +255,45 @@ describe('the unfinished runs, read once a pass', () => {
       cli.close();
       expect(asked).not.toBeNull();
       expect(f.run(asked!.id).status).toBe('STARTING');
+    } finally {
+      f.close();
+      dir.remove();
+    }
+  });
+});
+
+describe('the due triggers, read once a pass', () => {
+  const DUE = /^SELECT routine_id, next_run_at, first_due_at FROM triggers WHERE state = 'scheduled'/;
+
+  it('are read before the health gate and fired as read when nothing was written between', async () => {
+    const t = traced();
+    f = t.fx;
+    for (const id of ['a', 'b']) f.define({ id, cron: '0 * * * *' });
+    f.advance(HOUR);
+    const report = await t.pass();
+    expect(report).toMatchObject({ fired: 2, submitted: 2 });
+    expect(t.count(DUE)).toBe(1);
+    expect(['a', 'b'].map((id) => f.only(id).status)).toEqual(['STARTING', 'STARTING']);
+  });
+
+  it('are read again when another connection wrote while the health gate was asked (a trigger made due meanwhile fires in that pass)', async () => {
+    const dir = scratch('tend-due-reread-');
+    try {
+      f = new Fixture({ db: dir.db });
+      f.define({ id: 'a', cron: '0 * * * *' });
+      f.define({ id: 'b', cron: '0 12 * * *' });
+      f.advance(HOUR);
+      const other = Store.open(dir.db);
+      const health = f.backend.health.bind(f.backend);
+      f.backend.health = async () => {
+        other.db.prepare(`UPDATE triggers SET next_run_at = ? WHERE routine_id = ?`).run(f.now(), full('b'));
+        return health();
+      };
+      const report = await f.pass();
+      other.close();
+      expect(report.fired).toBe(2);
+      expect(f.runs('b')).toHaveLength(1);
+      expect(f.only('b').scheduledAt).toBe(f.now());
     } finally {
       f.close();
       dir.remove();

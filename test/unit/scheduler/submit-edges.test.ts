@@ -136,12 +136,18 @@ describe('firing faults', () => {
     const [started] = f.backend.submitted();
     const waiting = [...f.runs('a'), ...f.runs('b')].find((r) => r.id !== started)!;
     f.backend.finish(started!, { exitCode: 0 });
-    // The look before the health gate reads them; the transaction's read fails.
+    // The look before the health gate reads them; a write while the gate is asked makes the
+    // transaction read them again (scheduler/submit.ts), and that read fails.
     const due = f.store.routines.dueTriggers.bind(f.store.routines);
     let reads = 0;
     f.store.routines.dueTriggers = (now, limit) => {
       if (++reads === 2) throw new Error('disk I/O error');
       return due(now, limit);
+    };
+    const health = f.backend.health.bind(f.backend);
+    f.backend.health = async () => {
+      f.store.db.prepare(`UPDATE meta SET value = value WHERE key = 'defs_version'`).run();
+      return health();
     };
     f.advance(MIN);
     const report = await f.pass();

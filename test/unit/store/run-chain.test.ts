@@ -57,7 +57,8 @@ function expectSameAsSorted(store: Store, where: string): void {
 }
 
 /** Inserts like the pass's: in and out of transactions, several of a routine in one, some rolled back, ties, a clock that steps back now and then. */
-function insertMany(store: Store, rnd: () => number, n: number, t0: number, prefix: string, check?: (where: string) => void): number {
+/** `together`: each transaction's inserts go through insertingFor, with the heads of some routines (not all) read first. */
+function insertMany(store: Store, rnd: () => number, n: number, t0: number, prefix: string, check?: (where: string) => void, together = false): number {
   let t = t0;
   let i = 0;
   const one = () => {
@@ -71,7 +72,7 @@ function insertMany(store: Store, rnd: () => number, n: number, t0: number, pref
     const x = rnd();
     if (x < 0.3) one();
     else {
-      store.tx(() => {
+      const body = (): void => {
         for (let k = Math.floor(rnd() * 6); k >= 0; k--) one();
         if (rnd() < 0.3) {
           try {
@@ -88,7 +89,8 @@ function insertMany(store: Store, rnd: () => number, n: number, t0: number, pref
         }
         check?.('inside a transaction');
         if (rnd() < 0.1) throw Object.assign(new Error('whole'), { whole: true });
-      });
+      };
+      store.tx(() => (together ? store.runs.insertingFor(ROUTINES.slice(0, 3), body) : body()));
     }
   }
   return t;
@@ -120,6 +122,31 @@ describe('the chain of a routine’s runs', () => {
     }
     expect(checks).toBeGreaterThan(5);
     expect(store.db.prepare(`SELECT COUNT(*) FROM runs`).pluck().get()).toBeGreaterThan(200);
+  });
+
+  it('answers the same when a transaction’s inserts place their runs from heads read together first (insertingFor), rollbacks and a clock that steps back included', () => {
+    const store = Store.open(':memory:');
+    const rnd = random(11);
+    for (let round = 0; round < 20; round++) {
+      tolerant(() => insertMany(store, rnd, 30, 1_000_000 + round * 100_000, `r${round}-`, (where) => expectSameAsSorted(store, where), true));
+      expectSameAsSorted(store, `after round ${round}`);
+    }
+    expect(store.db.prepare(`SELECT COUNT(*) FROM runs`).pluck().get()).toBeGreaterThan(200);
+  });
+
+  it('inserts of routines whose heads were read together read no head one by one', () => {
+    const heard: string[] = [];
+    const store = Store.open(':memory:', { trace: (sql) => heard.push(sql) });
+    try {
+      store.tx(() => { for (const r of ROUTINES) store.runs.insert(run(`first-${r}`, r, 1000)); });
+      heard.length = 0;
+      store.tx(() => store.runs.insertingFor(ROUTINES, () => { for (const r of ROUTINES) store.runs.insert(run(`second-${r}`, r, 2000)); }));
+      const headReads = heard.filter((sql) => /FROM routine_latest WHERE routine_id (=|IN)/.test(sql));
+      expect(headReads).toHaveLength(1);
+      for (const r of ROUTINES) expect(store.runs.history(r, 5).map((x) => x.id)).toEqual([`second-${r}`, `first-${r}`]);
+    } finally {
+      store.close();
+    }
   });
 
   it('keeps its answers while the retention removes runs, oldest first, around the runs it keeps (unfinished ones), and leaves no link behind once they go', () => {
