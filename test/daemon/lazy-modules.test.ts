@@ -110,6 +110,18 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(native.filter((m) => m.includes('cjs-module-lexer'))).toEqual([]);
   });
 
+  it('runs as CommonJS and idles without node:fs/promises: Node\'s ES module loader links no module, and neither fs/promises nor the readline modules it brings are loaded', async () => {
+    box = scratch('tend-lazy-daemon-');
+    tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    await d.serving();
+    await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
+    await d.stop();
+    const native = builtins(d.stderr);
+    expect(native).toContain('http');
+    expect(native.filter((m) => /^(internal\/modules\/esm\/(module_job|translators|load)|fs\/promises|internal\/fs\/promises|internal\/readline\/interface)$/.test(m))).toEqual([]);
+  });
+
   it('starts with a new API token and idles without node:crypto: the token is 32 random bytes, and the first request that presents it loads crypto to compare it', async () => {
     box = scratch('tend-lazy-daemon-');
     const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
