@@ -57,7 +57,11 @@ const MODULE_COST = `
 const rss = () => { global.gc(); return process.memoryUsage().rss / 1048576; };
 const out = { node: 0, modules: {} };
 let last = rss(); out.node = Math.round(last * 10) / 10;
-for (const m of process.argv.slice(1)) { await import(m); const now = rss(); out.modules[m.split('/dist/').pop()] = Math.round((now - last) * 10) / 10; last = now; }
+const { createRequire } = await import('node:module');
+const require = createRequire(process.cwd() + '/');
+// The CLI bundle is CommonJS (scripts/bundle-cli.mjs): required as the CLI does, not imported (which lexes it for its exports).
+const load = (m) => (m.includes('/dist/main/cli/') ? require(new URL(m).pathname) : import(m));
+for (const m of process.argv.slice(1)) { await load(m); const now = rss(); out.modules[m.split('/dist/').pop()] = Math.round((now - last) * 10) / 10; last = now; }
 out.total = Math.round(last * 10) / 10;
 process.stdout.write(JSON.stringify(out));
 `;

@@ -6,6 +6,12 @@
 // records of all it loaded; minified, in a few chunks, an idle daemon holds megabytes less
 // (bench `idle`). The desktop app's engine stays tsc's unbundled modules.
 //
+// CommonJS (dist/main/cli/package.json says so for the bundle's folder): run as an ES module, the
+// entry brings Node's ES module loader, and with it node:fs/promises and the readline modules
+// that one loads, some 20 of Node's own modules resident in every daemon (bench `idle`, interleaved
+// with main: median 55.6 → 54.2 MiB with the fs/promises calls of worker/ made callbacks). Chunks
+// loaded lazily are required; import.meta.url is the chunk's own file URL.
+//
 // Bundled: what the idle daemon and most commands run (the engine, Fastify, zod, commander);
 // zod tree-shaken of what Tend never calls (its locales, JSON Schema import), one chunk instead
 // of some 100 modules. The event catalogue gets the bundle's zod (events/catalogue.ts shareZod).
@@ -13,7 +19,7 @@
 // and what only some commands or requests load (yaml, Fastify's schema compilers, logger and
 // inject, cron-parser): bundled, their source would sit in every daemon's memory. The MCP SDK is
 // bundled into the chunk of `tend mcp` alone, so its zod is the bundle's too.
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -109,6 +115,7 @@ const eventZod = {
 };
 
 rmSync(`${outDir}/chunks`, { recursive: true, force: true });
+rmSync(`${outDir}/package.json`, { force: true });
 await build({
   cwd: root,
   input: { tend: entry, [EVENT_ZOD.replace(/\.js$/, '')]: fileURLToPath(new URL('../dist/main/engine/events/event-zod.js', import.meta.url)) },
@@ -119,7 +126,7 @@ await build({
   logLevel: 'warn',
   output: {
     dir: outDir,
-    format: 'esm',
+    format: 'cjs',
     minify: true,
     // One character past Latin-1 makes V8 hold a whole chunk's source as two bytes a character.
     charset: 'ascii',
@@ -132,4 +139,6 @@ await build({
 });
 // tsc's source map described its own (replaced) output.
 rmSync(`${entry}.map`, { force: true });
+// The bundle's folder is CommonJS; tsc's ES modules beside it (commands/, io.js …) are loaded by nobody.
+writeFileSync(`${outDir}/package.json`, `${JSON.stringify({ type: 'commonjs' })}\n`);
 chmodSync(entry, 0o755);

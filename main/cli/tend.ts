@@ -34,19 +34,24 @@ const program = new Command('tend')
   .configureOutput({ outputError: (str, write) => write(str) });
 
 program.exitOverride();
-// The first word names the command: only its module is loaded. Anything else (help, a typo, an
-// option first) loads them all, so help lists every command and commander names the mistake.
-const first = process.argv[2];
-const wanted = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
-for (const registrars of await Promise.all(wanted.map((name) => (COMMANDS[name] as () => Promise<Registrar[]>)()))) {
-  for (const r of registrars) r(program);
-}
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  const e = err as { code?: string; exitCode?: number };
-  if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') process.exitCode = 0;
-  else if (e.code?.startsWith('commander.')) process.exitCode = 2; // usage errors: commander printed them
-  else fail(err);
+// Not top-level await: the CLI bundle is CommonJS (scripts/bundle-cli.mjs), which has none.
+async function main(): Promise<void> {
+  // The first word names the command: only its module is loaded. Anything else (help, a typo, an
+  // option first) loads them all, so help lists every command and commander names the mistake.
+  const first = process.argv[2];
+  const wanted = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
+  for (const registrars of await Promise.all(wanted.map((name) => (COMMANDS[name] as () => Promise<Registrar[]>)()))) {
+    for (const r of registrars) r(program);
+  }
+
+  try {
+    await program.parseAsync(process.argv);
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number };
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') process.exitCode = 0;
+    else if (e.code?.startsWith('commander.')) process.exitCode = 2; // usage errors: commander printed them
+    else fail(err);
+  }
 }
+void main();

@@ -1,14 +1,16 @@
-import { nodeCrypto } from './lazy-crypto.js';
+import { randomBytes } from './lazy-crypto.js';
 
 // One call for 4 KiB of randomness instead of one per id: a randomBytes call costs about as much
-// as the rest of creating a run.
-const pool = Buffer.alloc(4096);
-let offset = pool.length;
+// as the rest of creating a run. From the kernel's generator while nothing else has loaded
+// node:crypto (lazy-crypto.ts): a daemon whose routines fire holds none of its modules for that.
+const POOL_BYTES = 4096;
+let pool: Buffer = Buffer.alloc(0);
+let offset = 0;
 
 /** Sortable, unique run ids: time first so directory listings and SQL order agree. */
 export function newRunId(now: number): string {
   if (offset + 4 > pool.length) {
-    nodeCrypto().randomFillSync(pool);
+    pool = randomBytes(POOL_BYTES);
     offset = 0;
   }
   const suffix = pool.toString('hex', offset, offset + 4);

@@ -192,6 +192,8 @@ describe('packaging (electron-builder --linux dir, stand-in Electron)', () => {
     expect(statSync(launcher).mode & 0o111).not.toBe(0);
     const asar = readAsar(join(resources, 'app.asar'));
     expect(asar.files.has('dist/main/cli/tend.js')).toBe(true);
+    // The CLI bundle is CommonJS in a package of type module: its folder's package.json says so.
+    expect(asar.files.has('dist/main/cli/package.json')).toBe(true);
     // Through a symlink, as /usr/bin/tend from the deb.
     const link = join(work, 'usr-bin-tend');
     symlinkSync(launcher, link);

@@ -13,8 +13,12 @@ beforeAll(() => {
 afterAll(() => data.remove());
 
 function modulesOf(args: string[]): { modules: string[]; stdout: string } {
-  const r = spawnSync(process.execPath, ['--import', fixture('list-modules.mjs'), TEND, ...args], { env: childEnv(data.dir), encoding: 'utf8' });
-  const modules = r.stderr.split('\n').filter((l) => l.startsWith('module ')).map((l) => l.slice(7));
+  // The CLI bundle is CommonJS: its chunks are required; an ES module among them would be imported.
+  const r = spawnSync(process.execPath, ['--import', fixture('list-modules.mjs'), '-r', fixture('list-required.cjs'), TEND, ...args], { env: childEnv(data.dir), encoding: 'utf8' });
+  const modules = r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('module ') || l.startsWith('required '))
+    .map((l) => l.slice(l.indexOf(' ') + 1));
   return { modules, stdout: r.stdout };
 }
 

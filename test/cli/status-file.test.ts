@@ -13,8 +13,12 @@ let box: ReturnType<typeof scratch>;
 useDaemonBox(() => box);
 
 function statusWithModules(dir: string): { code: number | null; s: Record<string, any>; modules: string[] } {
-  const r = spawnSync(process.execPath, ['--import', fixture('list-modules.mjs'), TEND, 'daemon', 'status', '--json'], { env: childEnv(dir), encoding: 'utf8' });
-  const modules = r.stderr.split('\n').filter((l) => l.startsWith('module ')).map((l) => l.slice(7));
+  // The CLI bundle is CommonJS: what it loads is required (list-required.cjs), an ES module imported.
+  const r = spawnSync(process.execPath, ['--import', fixture('list-modules.mjs'), '-r', fixture('list-required.cjs'), TEND, 'daemon', 'status', '--json'], { env: childEnv(dir), encoding: 'utf8' });
+  const modules = r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('module ') || l.startsWith('required '))
+    .map((l) => l.slice(l.indexOf(' ') + 1));
   return { code: r.status, s: JSON.parse(r.stdout) as Record<string, any>, modules };
 }
 const sqlite = (modules: string[]) => modules.filter((m) => m.includes('/node_modules/better-sqlite3/') || /\/engine\/store\/(store|db|sqlite-binding)\.js$/.test(m));

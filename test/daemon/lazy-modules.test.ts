@@ -9,8 +9,10 @@
 // ships: from the CLI bundle, not from tsc's modules.
 // Each would cost the resident daemon megabytes it never uses. And once it checks an event's data
 // against the catalogue, it does so with the zod it already holds, not a second copy.
+import { execFileSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, scratch, tendOk } from '../helpers/cli.js';
+import { FIXTURES, REPO, scratch, tendOk } from '../helpers/cli.js';
 import { Daemon, readState } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 import { useDaemonBox } from '../helpers/daemon-box.js';
@@ -108,6 +110,18 @@ describe('an idle daemon loads only what idling needs', () => {
     expect(native.filter((m) => m.includes('cjs-module-lexer'))).toEqual([]);
   });
 
+  it('runs as CommonJS and idles without node:fs/promises: Node\'s ES module loader links no module, and neither fs/promises nor the readline modules it brings are loaded', async () => {
+    box = scratch('tend-lazy-daemon-');
+    tendOk(box.dir, ['routine', 'add', 'nightly', '--cron', '0 3 * * *', '--tz', 'UTC', '--', 'true']);
+    const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
+    await d.serving();
+    await waitFor(() => readState(box.dir)?.counts, 10_000, 'the status counts saved');
+    await d.stop();
+    const native = builtins(d.stderr);
+    expect(native).toContain('http');
+    expect(native.filter((m) => /^(internal\/modules\/esm\/(module_job|translators|load)|fs\/promises|internal\/fs\/promises|internal\/readline\/interface)$/.test(m))).toEqual([]);
+  });
+
   it('starts with a new API token and idles without node:crypto: the token is 32 random bytes, and the first request that presents it loads crypto to compare it', async () => {
     box = scratch('tend-lazy-daemon-');
     const d = await new Daemon(box.dir, {}, ['--quiet'], { nodeArgs: ['-r', join(FIXTURES, 'list-builtins.cjs')] }).ready();
@@ -137,5 +151,29 @@ describe('an idle daemon loads only what idling needs', () => {
     const all = loaded(d.stderr);
     // The CLI bundle holds zod (scripts/bundle-cli.mjs): neither its ES modules nor its CommonJS build are loaded.
     expect(all.filter((m) => /\/node_modules\/zod\//.test(m))).toEqual([]);
+  });
+
+  it('works out a stored cron routine\'s next run and names its run, as a daemon does each time one fires, without cron-parser (and luxon) or node:crypto; validating an expression loads cron-parser', () => {
+    const timing = pathToFileURL(join(REPO, 'dist', 'main', 'engine', 'timing', 'next.js')).href;
+    const ids = pathToFileURL(join(REPO, 'dist', 'main', 'engine', 'ids.js')).href;
+    const script = `
+      const { nextRunAt, validateCron } = await import(${JSON.stringify(timing)});
+      const { newRunId } = await import(${JSON.stringify(ids)});
+      const next = nextRunAt({ mode: 'cron', cron: '5 3 * * *' }, Date.UTC(2026, 0, 1), 'UTC');
+      const id = newRunId(next);
+      const firing = { next, id, builtins: process.moduleLoadList.slice(), required: Object.keys(require('node:module')._cache) };
+      const verdict = validateCron('7 4 * * *');
+      const validating = { verdict, required: Object.keys(require('node:module')._cache) };
+      process.stdout.write(JSON.stringify({ firing, validating }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=commonjs', '-e', `(async () => {${script}})()`], { cwd: REPO, encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } })) as {
+      firing: { next: number; id: string; builtins: string[]; required: string[] };
+      validating: { verdict: string | null; required: string[] };
+    };
+    expect(out.firing.next).toBe(Date.UTC(2026, 0, 1, 3, 5));
+    expect(out.firing.id).toMatch(/^[0-9a-z]{9}-[0-9a-f]{8}$/);
+    expect(out.firing.builtins.filter((m) => /^NativeModule (crypto|internal\/crypto\/.*)$/.test(m))).toEqual([]);
+    expect(out.firing.required.filter((m) => /\/node_modules\/(cron-parser|luxon)\//.test(m))).toEqual([]);
+    expect(out.validating.verdict).toBeNull();
+    expect(out.validating.required.some((m) => m.includes('/node_modules/cron-parser/'))).toBe(true);
   });
 });

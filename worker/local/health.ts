@@ -1,11 +1,17 @@
 // Is the local backend usable: enough free disk (bytes and inodes) for job directories and logs,
 // and a runs dir this process may write to.
-import { constants } from 'node:fs';
-import { access, mkdir, statfs } from 'node:fs/promises';
+import { access as accessCb, constants, mkdir as mkdirCb, statfs as statfsCb } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Health } from '../../main/engine/backend.js';
 import { errorMessage } from '../../main/engine/errors.js';
 import { missingTools, type WaiterTools } from './tools.js';
+
+// fs's callbacks, not node:fs/promises: that module (with the readline modules it loads) would be
+// resident in every daemon for these few calls.
+const access = promisify(accessCb);
+const mkdir = promisify(mkdirCb);
+const statfs = promisify(statfsCb);
 
 export const DEFAULT_MIN_FREE_BYTES = 100 * 1024 * 1024;
 

@@ -7,8 +7,7 @@
 // daemon (see standby-script.ts). It is let go when its routine's run is cancelled, when that run
 // ended and no restart took it within LINGER_MS (a crash loop, a backoff), or when it no longer
 // matches. Its directory, `<data dir>/standby/<daemon pid>-<n>/`, is removed once its waiter exits.
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync, mkdirSync, readdirSync, rm, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import type { JobSpec } from '../../main/engine/backend.js';
@@ -169,7 +168,7 @@ export class Standbys {
   private exitedUnused(s: Standby): void {
     s.exited = true;
     if (this.byRoutine.get(s.routineId) === s) this.forget(s);
-    void rm(s.dir, { recursive: true, force: true }).catch(() => undefined);
+    rm(s.dir, { recursive: true, force: true }, () => undefined); // fs's callback: no node:fs/promises resident for it
   }
 
   private forget(s: Standby): void {

@@ -7,11 +7,16 @@
 // machine, that holds trivially. Otherwise the runs dir must be on a network filesystem (NFS,
 // Lustre, GPFS, CephFS, BeeGFS, CIFS …, told by its statfs type), or declared shared by the user
 // (TEND_SLURM_SHARED_FS=1: e.g. the same path mounted some way Tend cannot tell).
-import { statfs } from 'node:fs/promises';
+import { statfs as statfsCb } from 'node:fs';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import type { Health } from '../../main/engine/backend.js';
 import { errorMessage } from '../../main/engine/errors.js';
 import { describeFailure, type SlurmRunner } from './commands.js';
+
+// fs's callbacks, not node:fs/promises: that module (with the readline modules it loads) would be
+// resident in every daemon for these few calls.
+const statfs = promisify(statfsCb);
 
 export interface NodeView {
   name: string;

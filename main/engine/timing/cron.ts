@@ -17,9 +17,11 @@ import type { CalendarSpec } from './calendar.js';
 import { TimingError } from './errors.js';
 import { Memo } from './memo.js';
 
-// Loaded (synchronously) on the first expression checked, not with the module: cron-parser and
-// the luxon it brings are 2.6 MiB a daemon that fires nothing need not hold, and a CommonJS
-// package imported as an ES module is lexed for its exports on every CLI start.
+// Loaded (synchronously) on the first expression validated, not with the module: cron-parser and
+// the luxon it brings are megabytes a daemon need not hold, and a CommonJS package imported as an
+// ES module is lexed for its exports on every CLI start. Only validation asks it: an expression
+// is stored once validated, so working out a stored routine's next run (as a daemon does each
+// time a cron routine fires) reads the fields with our checker alone.
 let parser: typeof Parser | null = null;
 function cronParser(): typeof Parser {
   parser ??= (createRequire(import.meta.url)('cron-parser') as { CronExpressionParser: typeof Parser }).CronExpressionParser;
@@ -52,17 +54,31 @@ const MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 export interface CompiledCron extends CalendarSpec {
   readonly expression: string;
+  /** The five fields, one space apart. */
+  readonly fields: string;
 }
 
 const compiled = new Memo<string, CompiledCron | string>(10_000);
+/** cron-parser's verdict on an expression our checker accepts (null: it agrees), by its five fields. */
+const verdicts = new Memo<string, string | null>(10_000);
 
-/** null when the expression is a valid 5-field cron expression, else the reason. */
+/** null when the expression is a valid 5-field cron expression (our checker and cron-parser agree), else the reason. */
 export function validateCron(expr: string): string | null {
   const c = lookup(expr);
-  return typeof c === 'string' ? c : null;
+  return typeof c === 'string' ? c : verdicts.get(c.fields, cronParserVerdict);
 }
 
-/** The compiled expression (cached); throws TimingError with the reason. */
+// cron-parser must agree: a second reading of the same five fields.
+function cronParserVerdict(fields: string): string | null {
+  try {
+    cronParser().parse(fields);
+    return null;
+  } catch (err) {
+    return `rejected by cron-parser: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/** The compiled expression (cached) of one our checker accepts; throws TimingError with the reason. */
 export function compileCron(expr: string): CompiledCron {
   const c = lookup(expr);
   if (typeof c === 'string') throw new TimingError(c);
@@ -103,17 +119,12 @@ function compile(expr: string): CompiledCron | string {
     if (!possible) return `never fires: day-of-month "${parts[2]}" does not occur in month "${parts[3]}"`;
   }
 
-  // cron-parser must agree: a second reading of the same five fields.
-  try {
-    cronParser().parse(parts.join(' '));
-  } catch (err) {
-    return `rejected by cron-parser: ${err instanceof Error ? err.message : String(err)}`;
-  }
   const [minuteSet, hourSet, , , dowSet] = sets as [boolean[], boolean[], boolean[], boolean[], boolean[]];
   // The sets are sparse (only allowed values are present) and flatMap skips holes: ascending times.
   const times = hourSet.flatMap((_, h) => minuteSet.flatMap((__, m) => [h * 60 + m]));
   return {
     expression: text,
+    fields: parts.join(' '),
     times,
     months: monthSet,
     daysOfMonth: domStar ? null : domSet,

@@ -32,8 +32,16 @@ export interface WallTime extends Required<LocalDateTime> {
 
 const validity = new Memo<string, boolean>(1000);
 
+/**
+ * Zones whose offset is zero at every instant, known without Intl: its first date formatter brings
+ * ICU's locale and zone data into memory, some 8 MiB a daemon whose routines all run in UTC (a
+ * server's usual setting) then never holds.
+ */
+const ALWAYS_UTC: ReadonlySet<string> = new Set(['UTC', 'Etc/UTC']);
+
 export function isValidTimeZone(tz: string): boolean {
   if (typeof tz !== 'string') return false; // Intl would take undefined as the machine's zone
+  if (ALWAYS_UTC.has(tz)) return true;
   return validity.get(tz, () => {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -109,6 +117,7 @@ const hourOffsets = new Memo<string, Memo<number, number>>(1000);
 
 /** The offset of `tz` throughout the UTC hour `hour` (epoch ms / HOUR_MS), or NaN when it changes inside it. */
 export function hourOffset(hour: number, tz: string): number {
+  if (ALWAYS_UTC.has(tz)) return 0;
   return hourOffsets
     .get(tz, () => new Memo(20_000))
     .get(hour, () => {

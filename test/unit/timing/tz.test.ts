@@ -136,6 +136,15 @@ describe('edges of the zone arithmetic', () => {
     expect(localToUtc({ year: 0, month: 6, day: 15, hour: 12 }, 'UTC')).toBe(utc('0000-06-15T12:00:00Z'));
   });
 
+  // UTC itself is known without Intl (tz-utc.test.ts): Etc/GMT, also always +0, is read through it.
+  it('a zone read through Intl is read whole: two-digit months, days, hours and seconds, and the era before year 1', () => {
+    expect(wallTime(utc('2025-11-29T23:58:59Z'), 'Etc/GMT')).toMatchObject({ year: 2025, month: 11, day: 29, hour: 23, minute: 58, second: 59 });
+    expect(offsetAt(utc('2025-12-31T10:10:10Z'), 'Etc/GMT')).toBe(0);
+    expect(cycleDay(utc('0000-06-15T12:00:00Z'), 'Etc/GMT')).toBe('0000-06-15');
+    expect(cycleDay(utc('-000001-06-15T12:00:00Z'), 'Etc/GMT')).toMatch(/^-0*1-06-15$/);
+    expect(localToUtc({ year: -1, month: 6, day: 15, hour: 12 }, 'Etc/GMT')).toBe(utc('-000001-06-15T12:00:00Z'));
+  });
+
   it('years 0 to 99 are those years, not 1900 to 1999', () => {
     const year = (y: number) => new Date(civilToWall(y, 3, 1)).getUTCFullYear();
     expect([0, 5, 99, 100, 1999].map(year)).toEqual([0, 5, 99, 100, 1999]);
