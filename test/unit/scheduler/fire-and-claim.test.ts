@@ -221,6 +221,23 @@ describe('the order and the dependencies of runs not written yet', () => {
   });
 });
 
+/**
+ * `body` with `f` a fixture on a database file and a second connection to that file (another
+ * process, as the CLI is): what it writes moves the store's change mark through data_version.
+ */
+async function withOtherConnection(prefix: string, body: (other: Store) => Promise<void>): Promise<void> {
+  const dir = scratch(prefix);
+  f = new Fixture({ db: dir.db });
+  const other = Store.open(dir.db);
+  try {
+    await body(other);
+  } finally {
+    other.close();
+    f.close();
+    dir.remove();
+  }
+}
+
 describe('the unfinished runs, read once a pass', () => {
   const ACTIVE = /^SELECT \* FROM runs INDEXED BY runs_routine_active WHERE status IN/;
 
@@ -239,11 +256,8 @@ describe('the unfinished runs, read once a pass', () => {
   });
 
   it('are read again when another connection wrote between (a run asked for by hand meanwhile is launched in that pass)', async () => {
-    const dir = scratch('tend-reread-');
-    try {
-      f = new Fixture({ db: dir.db });
+    await withOtherConnection('tend-reread-', async (cli) => {
       f.define({ id: 'a', cron: '0 12 * * *' });
-      const cli = Store.open(dir.db);
       let asked: RunRow | null = null;
       // The promote step runs between the status step and the fire step.
       const idsWithStatus = f.store.jobs.idsWithStatus.bind(f.store.jobs);
@@ -252,13 +266,9 @@ describe('the unfinished runs, read once a pass', () => {
         return idsWithStatus(status);
       };
       await f.pass();
-      cli.close();
       expect(asked).not.toBeNull();
       expect(f.run(asked!.id).status).toBe('STARTING');
-    } finally {
-      f.close();
-      dir.remove();
-    }
+    });
   });
 });
 
@@ -277,26 +287,19 @@ describe('the due triggers, read once a pass', () => {
   });
 
   it('are read again when another connection wrote while the health gate was asked (a trigger made due meanwhile fires in that pass)', async () => {
-    const dir = scratch('tend-due-reread-');
-    try {
-      f = new Fixture({ db: dir.db });
+    await withOtherConnection('tend-due-reread-', async (other) => {
       f.define({ id: 'a', cron: '0 * * * *' });
       f.define({ id: 'b', cron: '0 12 * * *' });
       f.advance(HOUR);
-      const other = Store.open(dir.db);
       const health = f.backend.health.bind(f.backend);
       f.backend.health = async () => {
         other.db.prepare(`UPDATE triggers SET next_run_at = ? WHERE routine_id = ?`).run(f.now(), full('b'));
         return health();
       };
       const report = await f.pass();
-      other.close();
       expect(report.fired).toBe(2);
       expect(f.runs('b')).toHaveLength(1);
       expect(f.only('b').scheduledAt).toBe(f.now());
-    } finally {
-      f.close();
-      dir.remove();
-    }
+    });
   });
 });
