@@ -70,7 +70,8 @@ describe('tend routine run | restart | stop', () => {
     expect(restarted.started.id).not.toBe(first.id);
     expect(alive(firstPid)).toBe(false);
     const second = latestRun('cli/rt')!;
-    // Once seen under load: a newer run than the one restart started. The events say who made it.
+    // A second instance started beside restart's (the micro-pass after the old one's exit, before
+    // the fix in scheduler.ts) shows as a newer run; the events say who made it.
     expect(second.id, `latest run is not restart's; events:\n${eventsOf('cli/rt')}`).toBe(restarted.started.id);
     const secondPid = await waitFor(() => pidRecord(second.run_dir!)?.pid, 5000, 'the new pid');
     expect(alive(secondPid)).toBe(true);

@@ -130,10 +130,13 @@ export class Scheduler {
       const now = ctx.clock.now();
       if ((await check(ctx, now, new Set([`run:${runId}`]))) === 0) return false;
       const inLedger = new Set(ctx.store.ledger.keys().map((e) => `${e.kind}:${e.refId}`));
+      const unfinished = ctx.store.runs.active();
       // What holds slots and schedules; nothing else is picked up here (PENDING runs, jobs: the pass).
-      const active = ctx.store.runs.active().filter((r) => r.status === 'RUNNING' || (r.status === 'STARTING' && inLedger.has(`run:${r.id}`)));
+      const active = unfinished.filter((r) => r.status === 'RUNNING' || (r.status === 'STARTING' && inLedger.has(`run:${r.id}`)));
       const waiting = new Map<string, string>();
-      const realtime = realtimeDue(ctx, new Set(active.map((r) => r.routineId)), waiting, now, run.routineId);
+      // A PENDING run is the routine's next instance all the same (restart's, asked by hand): the
+      // pass starts it, and starting another here would run the routine twice.
+      const realtime = realtimeDue(ctx, new Set(unfinished.map((r) => r.routineId)), waiting, now, run.routineId);
       await submit(ctx, now, { active, realtime, jobs: [], waiting });
       return true;
     } catch (err) {

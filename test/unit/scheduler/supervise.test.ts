@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../main/engine/clock.js';
 import { newRun } from '../../../main/engine/domain/run.js';
+import { runNow, stopRoutine } from '../../../main/engine/ops/control.js';
 import { reportExternal } from '../../../main/engine/ops/external.js';
 import { editRoutine, pauseRoutine, removeRoutine } from '../../../main/engine/ops/routines.js';
 import { enforceLimits, markLate, restartDelayMs } from '../../../main/engine/scheduler/supervise.js';
@@ -287,6 +288,27 @@ describe('realtime supervision', () => {
     await f.pass();
     expect(f.only('feed')).toMatchObject({ status: 'STARTING', reason: null });
     expect(f.backend.cancelled()).toEqual([]);
+  });
+
+  it('restart by hand: the micro-pass after the stopped instance exits counts the requested run as its replacement, and one instance runs', async () => {
+    f = new Fixture();
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    f.advance(SEC);
+    await f.pass();
+    const old = f.only('feed');
+    // restartRoutine's order: the stop, then the run asked for, then the old waiter's exit is heard.
+    await stopRoutine(f.control(), full('feed'), 'restarted by hand');
+    const asked = runNow(f.control(), full('feed'));
+    expect(await f.scheduler.settleExited(old.id)).toBe(true);
+    expect(f.runs('feed').map((r) => r.id)).toEqual([old.id, asked.id]);
+    await f.pass();
+    f.advance(SEC);
+    await f.pass();
+    expect(f.runs('feed').map((r) => [r.id, r.status])).toEqual([
+      [old.id, 'STOPPED'],
+      [asked.id, 'RUNNING'],
+    ]);
   });
 
   it('a routine in restart backoff says until when, and the micro-pass after another routine’s exit leaves it waiting', async () => {
