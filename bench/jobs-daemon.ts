@@ -3,7 +3,7 @@
 // posted into the data dir before the daemon starts; the drain runs from the first job's start
 // (its waiter's `launched` file) to the moment the database shows every job COMPLETED.
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { postJob } from '../main/engine/ops/jobs.js';
@@ -73,6 +73,8 @@ export interface DaemonRound {
    * load does not move: a shell's `read` builtin takes one per byte).
    */
   waiterReadCallsPerJob: number;
+  /** CPU to create a file where the data dir is, measured before the drain (fileCreateMicros). */
+  fileCreateCpuMicros: number;
 }
 
 /** utime + stime (+ cutime + cstime: `reaped`) of /proc/<path>/stat, in ms (10 ms ticks). */
@@ -108,6 +110,27 @@ function waitersCost(dataDir: string): { cpuMs: number; reads: number } {
   return { cpuMs: cpu, reads };
 }
 
+/**
+ * CPU (µs, this process's user + system) to create one small file in a new directory of `dir`'s
+ * file system, as a job's waiter creates six. It sets how far this bench can go: tmpfs ~4 µs, a
+ * fresh ext4 ~10 µs, this project's VMs' ext4 after many files were deleted 150-180 µs (kernel time).
+ */
+function fileCreateMicros(dir: string): number {
+  const base = join(dir, 'fs-probe');
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < 100; i++) {
+    mkdirSync(join(base, String(i)), { recursive: true });
+    for (const f of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      const fd = openSync(join(base, String(i), f), 'wx', 0o600);
+      writeSync(fd, '1\n');
+      closeSync(fd);
+    }
+  }
+  const c = process.cpuUsage(c0);
+  rmSync(base, { recursive: true, force: true });
+  return round((c.user + c.system) / 600, 1);
+}
+
 /** Passes the daemon has run (the count of its pass-duration histogram). */
 async function passesOf(daemon: Daemon): Promise<number> {
   const a = daemon.api();
@@ -118,6 +141,7 @@ async function passesOf(daemon: Daemon): Promise<number> {
 export async function daemonJobs(total: number, parallel: number): Promise<DaemonRound> {
   const box = scratch('tend-bench-djobs-');
   const dir = box.dir;
+  const fileCreateCpuMicros = fileCreateMicros(dir);
   const store = Store.open(paths(dir).db);
   const now = Date.now();
   store.tx(() => {
@@ -163,6 +187,7 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
       passesPerJob: round(passes / total, 2),
       waitersCpuMsPerJob: round(waiters.cpuMs / total, 2),
       waiterReadCallsPerJob: round(waiters.reads / total, 0),
+      fileCreateCpuMicros,
     };
   } finally {
     await daemon.stop().catch(() => daemon.kill9());

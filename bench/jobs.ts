@@ -124,7 +124,7 @@ export async function benchJobs() {
   const cleanBarePerSec = median(cleanBare);
   return {
     name: 'jobs',
-    description: `${total} one-off batch jobs (/bin/true) through the whole local protocol at max_parallel ${PARALLEL} (pass interval 1 s: exit nudges drive it), vs a bare spawn loop at the same parallelism; interleaved rounds, medians. daemon: ${dTotal} jobs drained by a real \`tend daemon run\` vs a bare loop in its own clean process`,
+    description: `${total} one-off batch jobs (/bin/true) through the whole local protocol at max_parallel ${PARALLEL} (pass interval 1 s: exit nudges drive it), vs a bare spawn loop at the same parallelism; interleaved rounds, medians. daemon: ${dTotal} jobs drained by a real \`tend daemon run\` vs a bare loop in its own clean process. A job's waiter creates six files in its directory: where file creation is slow (daemon.rounds[].fileCreateCpuMicros) that cost is most of a job; TMPDIR=/dev/shm puts the data dir on tmpfs`,
     jobs: total,
     parallel: PARALLEL,
     engineJobsPerSec: round(enginePerSec, 1),

@@ -3,6 +3,11 @@
 // waiter's start through the spawn helper. There are never more than `max` (the host's slots):
 // a job that finds none idle starts one and is its first; one left idle for IDLE_MS leaves.
 //
+// Where perl is installed the waiter is perl (batch-waiter-perl.ts: a job is a fork and the
+// routine's exec, its session made by setsid(2)); else, or where TEND_JOB_SHELL names the shell
+// waiters run in, it is that POSIX shell (batch-waiter-script.ts), which needs an exec of setsid
+// per job. Both speak the same answers and leave the same job directory.
+//
 // A waiter is started only through the spawn helper, whose pipe is its lifeline: its stdin is a
 // socket only this process holds, and end of file on it (this process exited or was killed)
 // makes it leave once the job it runs, if any, is over. Its answers come back on that socket.
@@ -10,10 +15,11 @@ import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { inheritedEnv } from '../inherited-env.js';
 import { processProvider } from '../jobdir/proc.js';
-import { batchWaiterScript, sourceScript } from './batch-waiter-script.js';
+import { envChanges, perlBatchWaiterScript, perlJobMessage } from './batch-waiter-perl.js';
+import { batchJobMessage, batchWaiterScript, envAssignments, sourceScript } from './batch-waiter-script.js';
 import { sharedCopy } from './shared-waiter.js';
 import { standbyHelper } from './spawner.js';
-import { jobShell, setsidArgv, type WaiterTools } from './tools.js';
+import { findTool, jobShell, setsidArgv, type WaiterTools } from './tools.js';
 
 /** How long a waiter waits for its next job before it leaves. */
 export const IDLE_MS = 10_000;
@@ -21,10 +27,17 @@ export const IDLE_MS = 10_000;
 /** The waiter's first answer to a job: `gone` if it left (or its socket failed) before answering. */
 export type Answer = 'started' | 'taken' | 'refused' | 'over' | 'gone';
 
+/** A waiter's program: perl, or a POSIX shell. */
+export interface WaiterScript {
+  kind: 'perl' | 'sh';
+  text: string;
+}
+
 export interface BatchWaiter {
-  /** The shell's pid (from the helper). */
+  /** The waiter's pid (from the helper). */
   pid: number;
   /** What it was started with: its script, and the environment its jobs' assignments start from. */
+  kind: WaiterScript['kind'];
   text: string;
   env: Readonly<Record<string, string>>;
 }
@@ -56,37 +69,51 @@ export interface BatchWaiterOptions {
 export class BatchWaiters {
   private readonly all = new Set<Entry>();
   private readonly dir: string;
-  private readonly texts = new Map<string, string>();
+  private readonly texts = new Map<string, WaiterScript>();
 
   constructor(private readonly o: BatchWaiterOptions) {
     this.dir = join(o.dataDir, 'runs', '.waiters');
   }
 
   /** The script waiters run now (tools, grace, process provider and umask decide it); null without setsid or perl. */
-  script(): string | null {
+  script(): WaiterScript | null {
     const provider = processProvider().name;
     const key = `${provider}|${process.umask()}`;
-    let text = this.texts.get(key);
-    if (text === undefined) {
-      const setsid = setsidArgv(this.o.tools?.perlSetsid);
-      if (!setsid) return null;
-      text = batchWaiterScript({ provider, setsid, leftoverGraceMs: this.o.killGraceMs, home: this.dir });
-      this.texts.set(key, text);
+    let script = this.texts.get(key);
+    if (script === undefined) {
+      const o = { provider, leftoverGraceMs: this.o.killGraceMs, home: this.dir };
+      if (!this.o.tools?.shell?.trim() && findTool('perl')) script = { kind: 'perl', text: perlBatchWaiterScript(o) };
+      else {
+        const setsid = setsidArgv(this.o.tools?.perlSetsid);
+        if (!setsid) return null;
+        script = { kind: 'sh', text: batchWaiterScript({ ...o, setsid }) };
+      }
+      this.texts.set(key, script);
     }
-    return text;
+    return script;
+  }
+
+  /**
+   * A job for `waiter`, in its language: null when it cannot be said there (an sh waiter, and a
+   * place holding a newline or a variable the shell keeps to itself): the job starts the ordinary way.
+   */
+  message(waiter: BatchWaiter, runDir: string, cwd: string, argv: readonly string[], env: Readonly<Record<string, string>>, manifest: string): string | null {
+    if (waiter.kind === 'perl') return perlJobMessage(runDir, cwd, argv, envChanges(waiter.env, env), manifest);
+    const assignments = envAssignments(waiter.env, env);
+    return assignments === null ? null : batchJobMessage(runDir, cwd, argv, assignments, manifest);
   }
 
   /**
    * A waiter running `text` for one job, now busy: an idle one, else one started for it (if there
    * is room), once it is up. Null: none (the job starts the ordinary way).
    */
-  take(text: string): BatchWaiter | Promise<BatchWaiter | null> | null {
+  take(script: WaiterScript): BatchWaiter | Promise<BatchWaiter | null> | null {
     for (const w of this.all) {
-      if (w.state !== 'idle' || w.text !== text || !w.socket || w.socket.destroyed) continue;
+      if (w.state !== 'idle' || w.text !== script.text || !w.socket || w.socket.destroyed) continue;
       this.busy(w);
       return w;
     }
-    const w = this.start(text);
+    const w = this.start(script);
     return w ? w.up.then(() => (w.state === 'busy' ? w : null)) : null;
   }
 
@@ -125,24 +152,24 @@ export class BatchWaiters {
   }
 
   /** A new waiter, busy from the start: it is for the job that asked. */
-  private start(text: string): Entry | null {
+  private start({ kind, text }: WaiterScript): Entry | null {
     const helper = standbyHelper(this.o.tools?.spawner ?? true);
     if (!helper || this.all.size >= this.o.max) return null;
-    let shell: string[];
+    let argv: string[];
     let file: string;
     try {
-      shell = jobShell(this.o.tools?.shell);
-      file = resolve(sharedCopy(this.dir, text, true));
+      file = resolve(sharedCopy(this.dir, text, true, kind === 'perl' ? 'pl' : 'sh'));
+      // An sh waiter's commands come from the socket (-s), the first sourcing its script: a job is
+      // then parsed from the shell's input in blocks, not read by `read` a system call per byte.
+      argv = kind === 'perl' ? [findTool('perl') as string, file] : [...jobShell(this.o.tools?.shell), '-s', file];
     } catch {
       return null; // jobs start the ordinary way
     }
     const env = inheritedEnv();
     let up!: () => void;
-    const w: Entry = { pid: 0, text, env, socket: null, state: 'starting', runId: null, answer: null, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
+    const w: Entry = { pid: 0, kind, text, env, socket: null, state: 'starting', runId: null, answer: null, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
     this.all.add(w);
-    // Its commands come from the socket (-s), the first sourcing its script: a job is then parsed
-    // from the shell's input in blocks, not read by the `read` builtin a system call per byte.
-    const started = helper.launchPiped({ file: shell[0] as string, args: [...shell.slice(1), '-s', file], cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
+    const started = helper.launchPiped({ file: argv[0] as string, args: argv.slice(1), cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
     started.started
       .then(
         ({ pid, stdin }) => {
@@ -153,7 +180,7 @@ export class BatchWaiters {
             return this.gone(w);
           }
           w.socket = stdin;
-          stdin.write(sourceScript(file));
+          if (kind === 'sh') stdin.write(sourceScript(file));
           stdin.setEncoding('utf8');
           stdin.on('error', () => this.gone(w));
           stdin.on('close', () => this.gone(w));

@@ -57,15 +57,15 @@ export function placeWaiter(dir: string, script: string, text: string, again = t
   writeNew(script, text);
 }
 
-/** The copy of `text` kept in `dir` (`<hash>.sh`), written the first time this process asks. */
-export function sharedCopy(dir: string, text: string, check = false): string {
+/** The copy of `text` kept in `dir` (`<hash>.<ext>`), written the first time this process asks. */
+export function sharedCopy(dir: string, text: string, check = false, ext = 'sh'): string {
   const key = `${dir}\0${text}`;
   let shared = written.get(key);
   // `check`: written once, but the data dir's runs may have been cleared since.
   if (shared === undefined || (check && !existsSync(shared))) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // node:crypto with its first use: an idle daemon need not hold it (main/engine/lazy-crypto.ts).
-    shared = join(dir, `${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 16)}.sh`);
+    shared = join(dir, `${process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 16)}.${ext}`);
     writeNew(shared, text);
     written.set(key, shared);
   }

@@ -27,7 +27,8 @@ export interface WrapperLaunch {
 const HELPER = `
 const { spawn } = require('node:child_process');
 const { openSync, closeSync } = require('node:fs');
-const send = (m) => { try { process.send(m); } catch {} };
+// With a callback, a send that fails (the daemon gone: EPIPE) is handed to it, not thrown as an unhandled 'error'.
+const send = (m) => { try { process.send(m, () => {}); } catch {} };
 const msg = (e) => String((e && e.message) || e);
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {

@@ -22,7 +22,6 @@ import { HelperGone, launchHere, launchViaHelper, standbyHelper, type WrapperLau
 import { hearEnd, type Standby, type Standbys } from './standby.js';
 import { goMessage } from './standby-script.js';
 import type { BatchWaiter, BatchWaiters } from './batch-waiters.js';
-import { batchJobMessage, envAssignments } from './batch-waiter-script.js';
 import { placeWaiter, sharedWaiterText, WAITER_WORKDIR } from './shared-waiter.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../jobdir/logs.js';
 import { checkRevision } from '../jobdir/revision.js';
@@ -147,10 +146,9 @@ export async function submitLocalJob(spec: JobSpec, ctx: SubmitContext): Promise
   // One waiting already is taken at once; only a new one's start is waited for.
   if (waiter instanceof Promise) waiter = await waiter;
   if (pool && waiter) {
-    const assignments = envAssignments(waiter.env, jobEnv(spec));
     // A new directory's manifest is written by the waiter (off this thread, before its claim);
     // one taken over from an interrupted launch is replaced here, through a rename, as ever.
-    const message = assignments === null ? null : batchJobMessage(runDir, cwd, [spec.command, ...spec.args], assignments, fresh ? JSON.stringify(manifest) : '');
+    const message = pool.message(waiter, runDir, cwd, [spec.command, ...spec.args], jobEnv(spec), fresh ? JSON.stringify(manifest) : '');
     if (message === null) pool.release(waiter);
     else {
       if (!fresh) writeFileAtomicNow(jobPath(runDir, 'manifest'), manifestText(manifest));

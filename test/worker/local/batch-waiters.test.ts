@@ -10,7 +10,7 @@ import { readProcStat } from '../../../worker/jobdir/proc.js';
 import { BatchWaiters } from '../../../worker/local/batch-waiters.js';
 import { findTool, jobShell } from '../../../worker/local/tools.js';
 import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
-import { suiteTools } from '../../helpers/waiter-tools.js';
+import { batchWaiterKind, suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, stopAll, tempDir } from '../../helpers/local-job.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -130,12 +130,34 @@ describe('batch waiters', () => {
     expect((readsOf(waiter) - before) / jobs).toBeLessThan(1000);
   });
 
-  it.each<Record<string, string>>([{ 'TEND.ODD-NAME': 'kept' }, { PPID: '1' }, { SHELLOPTS: 'posix' }])('a variable no shell variable can be, or one the shell keeps to itself, starts that job the ordinary way (through exec, as before): %o', async (env) => {
+  it.runIf(batchWaiterKind() === 'sh').each<Record<string, string>>([{ 'TEND.ODD-NAME': 'kept' }, { PPID: '1' }, { SHELLOPTS: 'posix' }])('sh: a variable no shell variable can be, or one the shell keeps to itself, starts that job the ordinary way (through exec, as before): %o', async (env) => {
     const spec = makeSpec(data.path, { command: '/usr/bin/env', env });
     const handle = await backend.submit(spec);
     expect(isBatchWaiter(handle['wrapperPid'] as number)).toBe(false);
     expect(await settle(backend, handle)).toMatchObject({ exitCode: 0 });
     expect(readdirSync(spec.runDir)).toContain('run.sh');
+  });
+
+  it.runIf(batchWaiterKind() === 'perl').each<Record<string, string>>([{ 'TEND.ODD-NAME': 'kept' }, { PPID: '1' }, { SHELLOPTS: 'posix' }])('perl: any variable reaches the routine through the waiter, even one no shell variable can be: %o', async (env) => {
+    const spec = makeSpec(data.path, { command: '/usr/bin/env', env });
+    const handle = await backend.submit(spec);
+    expect(isBatchWaiter(handle['wrapperPid'] as number)).toBe(true);
+    expect(await runToEnd(backend, handle)).toMatchObject({ exitCode: 0 });
+    const [name, value] = Object.entries(env)[0]!;
+    expect(backend.tailLog(spec.runDir, 'stdout', 100_000).split('\n')).toContain(`${name}=${value}`);
+    expect(readdirSync(spec.runDir)).not.toContain('run.sh');
+  });
+
+  it.runIf(batchWaiterKind() === 'perl')('perl: an exit code above 128 is that exit code, not taken for a signal as a shell takes it; a death by signal is named', async () => {
+    const exits = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'exit 130'] });
+    const h1 = await backend.submit(exits);
+    expect(isBatchWaiter(h1['wrapperPid'] as number)).toBe(true);
+    expect(await runToEnd(backend, h1)).toMatchObject({ exitCode: 130, signal: null });
+    expect(readFileSync(join(exits.runDir, 'exit_code'), 'utf8')).toBe('130\n');
+    const killed = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'kill -USR1 $$'] });
+    const h2 = await backend.submit(killed);
+    expect(await runToEnd(backend, h2)).toMatchObject({ exitCode: null, signal: 'USR1' });
+    expect(readFileSync(join(killed.runDir, 'exit_code'), 'utf8')).toBe('signal:USR1\n');
   });
 
   it('there are no more waiters than the backend is given: a job beyond them starts the ordinary way', async () => {
@@ -157,7 +179,7 @@ describe('a batch waiter that does not answer', () => {
     const pool = new BatchWaiters({ dataDir: data.path, tools: suiteTools, max: 1, onOver: (id) => over.push(id), answerTimeoutMs: 300 });
     // Reads jobs and never answers (stuck, say, on a file system that hangs).
     const mute = '#!/bin/sh\nwhile IFS= read -r line; do :; done\n';
-    const waiter = await pool.take(mute);
+    const waiter = await pool.take({ kind: 'sh', text: mute });
     expect(waiter).not.toBeNull();
     expect(await pool.run(waiter!, 'mute-run', 'a\nb\nc\nd\n\n')).toBe('gone');
     await waitFor(() => cmdline(waiter!.pid).length === 0 || readProcStat(waiter!.pid, procfsTable())?.state === 'Z', 10_000, 'the mute waiter to leave');

@@ -2,7 +2,7 @@
 // protocol, settling from the handle alone, pid reuse, outputs, health.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
 import { createLocalBackend, readHeartbeat, readManifest, VANISHED_REASON, type LocalBackend } from '../../../worker/local/index.js';
@@ -12,8 +12,7 @@ import { procfsTable } from '../../../worker/jobdir/proc-linux.js';
 /** What the OS says of a process (session, group), whichever provider the backend uses. */
 const osStat = (pid: number) => readProcStat(pid, procfsTable());
 import { parseSentinel, readPidRecord, readSentinel } from '../../../worker/jobdir/jobdir.js';
-import { jobShell } from '../../../worker/local/tools.js';
-import { suiteTools } from '../../helpers/waiter-tools.js';
+import { batchWaiterComm, suiteTools } from '../../helpers/waiter-tools.js';
 import { fixture, makeSpec, settle, tempDir, stopAll } from '../../helpers/local-job.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -208,12 +207,12 @@ describe('the job directory', () => {
     }
   });
 
-  it.skipIf(process.platform !== 'linux')("the waiter runs under the backend's shell (the dash and bash --posix variants give theirs)", async () => {
+  it.skipIf(process.platform !== 'linux')("a batch job's waiter is perl where installed, else the backend's shell (the dash and bash --posix variants give theirs)", async () => {
     const spec = makeSpec(data.path, { command: fixture('hang.sh') });
     const handle = await backend.submit(spec);
     try {
       const comm = readFileSync(`/proc/${handle['wrapperPid'] as number}/comm`, 'utf8').trim();
-      expect(comm).toBe(basename(jobShell(suiteTools.shell)[0]!));
+      expect(comm).toBe(batchWaiterComm());
     } finally {
       await backend.cancel(handle, 1000);
     }

@@ -57,13 +57,15 @@ describe('without a setsid program (macOS)', () => {
     const spec = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'echo "$$ $(ps -o sid= -p $$)"; exit 4'] });
     const handle = await perl.submit(spec);
     const wrapper = handle['wrapperPid'] as number;
-    const script = batchWaiters === 0 ? join(spec.runDir, 'run.sh') : readFileSync(`/proc/${wrapper}/cmdline`, 'utf8').split('\0').find((a) => a.endsWith('.sh'))!;
+    // A batch waiter is perl itself (it calls setsid(2)); run.sh execs perl -MPOSIX for it.
+    const script = batchWaiters === 0 ? join(spec.runDir, 'run.sh') : readFileSync(`/proc/${wrapper}/cmdline`, 'utf8').split('\0').find((a) => a.endsWith('.pl'))!;
     expect(readFileSync(script, 'utf8')).toContain('POSIX::setsid');
     expect(await settle(perl, handle)).toMatchObject({ exitCode: 4 });
     const pid = handle['pid'] as number;
     expect(perl.tailLog(spec.runDir, 'stdout', 100).replace(/ +/g, ' ')).toBe(`${pid} ${pid}\n`);
     const missing = makeSpec(data.path, { command: '/nonexistent/program' });
-    expect(await settle(perl, await perl.submit(missing))).toMatchObject({ exitCode: 2 });
+    // perl -e's die (run.sh) exits 2; the batch waiter's failed exec, 127 as a shell's.
+    expect(await settle(perl, await perl.submit(missing))).toMatchObject({ exitCode: batchWaiters === 0 ? 2 : 127 });
     expect(perl.tailLog(missing.runDir, 'stderr', 200)).toContain('/nonexistent/program');
   });
 });
