@@ -48,6 +48,8 @@ interface Entry extends BatchWaiter {
   /** The job it runs, and who waits for its first answer. */
   runId: string | null;
   answer: ((a: Answer) => void) | null;
+  /** It has answered a job: it runs. */
+  answered: boolean;
   buffered: string;
   timer: NodeJS.Timeout | null;
   /** Settles once it is up (its socket here) or gone. */
@@ -70,6 +72,8 @@ export class BatchWaiters {
   private readonly all = new Set<Entry>();
   private readonly dir: string;
   private readonly texts = new Map<string, WaiterScript>();
+  /** A perl waiter left before its first answer (perl without its POSIX module, say): sh waiters from then on. */
+  private perlFailed = false;
 
   constructor(private readonly o: BatchWaiterOptions) {
     this.dir = join(o.dataDir, 'runs', '.waiters');
@@ -78,11 +82,11 @@ export class BatchWaiters {
   /** The script waiters run now (tools, grace, process provider and umask decide it); null without setsid or perl. */
   script(): WaiterScript | null {
     const provider = processProvider().name;
-    const key = `${provider}|${process.umask()}`;
+    const key = `${provider}|${process.umask()}|${this.perlFailed}`;
     let script = this.texts.get(key);
     if (script === undefined) {
       const o = { provider, leftoverGraceMs: this.o.killGraceMs, home: this.dir };
-      if (!this.o.tools?.shell?.trim() && findTool('perl')) script = { kind: 'perl', text: perlBatchWaiterScript(o) };
+      if (!this.perlFailed && !this.o.tools?.shell?.trim() && this.perl()) script = { kind: 'perl', text: perlBatchWaiterScript(o) };
       else {
         const setsid = setsidArgv(this.o.tools?.perlSetsid);
         if (!setsid) return null;
@@ -161,13 +165,13 @@ export class BatchWaiters {
       file = resolve(sharedCopy(this.dir, text, true, kind === 'perl' ? 'pl' : 'sh'));
       // An sh waiter's commands come from the socket (-s), the first sourcing its script: a job is
       // then parsed from the shell's input in blocks, not read by `read` a system call per byte.
-      argv = kind === 'perl' ? [findTool('perl') as string, file] : [...jobShell(this.o.tools?.shell), '-s', file];
+      argv = kind === 'perl' ? [this.perl() as string, file] : [...jobShell(this.o.tools?.shell), '-s', file];
     } catch {
       return null; // jobs start the ordinary way
     }
     const env = inheritedEnv();
     let up!: () => void;
-    const w: Entry = { pid: 0, kind, text, env, socket: null, state: 'starting', runId: null, answer: null, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
+    const w: Entry = { pid: 0, kind, text, env, socket: null, state: 'starting', runId: null, answer: null, answered: false, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
     this.all.add(w);
     const started = helper.launchPiped({ file: argv[0] as string, args: argv.slice(1), cwd: this.dir, env, log: join(this.dir, 'batch-waiter.log') }, () => this.gone(w));
     started.started
@@ -195,6 +199,10 @@ export class BatchWaiters {
     return w;
   }
 
+  private perl(): string | null {
+    return this.o.tools?.perl ?? findTool('perl');
+  }
+
   private busy(w: Entry): void {
     w.state = 'busy';
     if (w.timer) clearTimeout(w.timer);
@@ -208,6 +216,7 @@ export class BatchWaiters {
       w.buffered = w.buffered.slice(nl + 1);
       const answer = w.answer;
       if (line === 'started' || line === 'taken' || line === 'refused' || line === 'over') {
+        w.answered = true;
         w.answer = null;
         answer?.(line);
       }
@@ -234,6 +243,8 @@ export class BatchWaiters {
   /** It left (or its socket failed: then it leaves at end of file). A job it ran is over as far as it goes. */
   private gone(w: Entry): void {
     if (w.state === 'gone') return;
+    // Gone as it started, or with its first job unanswered: a perl that cannot run the waiter.
+    if (w.kind === 'perl' && !w.answered && (w.state === 'starting' || w.answer !== null)) this.perlFailed = true;
     w.state = 'gone';
     this.all.delete(w);
     if (w.timer) clearTimeout(w.timer);

@@ -36,6 +36,8 @@ export interface WaiterTools {
   perlSetsid?: boolean;
   /** Start wrappers from the spawn helper (default); off: from this process. */
   spawner?: boolean;
+  /** The perl batch waiters run in (tests: one that cannot start); default: perl on PATH. */
+  perl?: string;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Batch waiters (issue 14, per job): the local backend keeps waiters between batch jobs, and a
 // job is a message to one — a fork and the routine's exec, not a shell's start. Real processes,
 // real job directories. What the daemon's death does to them is in local-backend-survival.test.ts.
-import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handle } from '../../../main/engine/backend.js';
@@ -158,6 +158,22 @@ describe('batch waiters', () => {
     const h2 = await backend.submit(killed);
     expect(await runToEnd(backend, h2)).toMatchObject({ exitCode: null, signal: 'USR1' });
     expect(readFileSync(join(killed.runDir, 'exit_code'), 'utf8')).toBe('signal:USR1\n');
+  });
+
+  it.runIf(batchWaiterKind() === 'perl')('a perl that cannot run the waiter (no POSIX module) costs one job its batch waiter: that job starts the ordinary way, the next ones on sh waiters', async () => {
+    const broken = join(data.path, 'perl-without-posix');
+    writeFileSync(broken, '#!/bin/sh\necho "Can\'t locate POSIX.pm in @INC" >&2\nexit 2\n', { mode: 0o700 });
+    const b = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: { ...suiteTools, perl: broken }, onExit: (id) => over.push(id) });
+    const first = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'exit 5'] });
+    const h1 = await b.submit(first);
+    expect(isBatchWaiter(h1['wrapperPid'] as number)).toBe(false);
+    expect(await settle(b, h1)).toMatchObject({ exitCode: 5 });
+    expect(readdirSync(first.runDir)).toContain('run.sh');
+    const second = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'exit 6'] });
+    const h2 = await b.submit(second);
+    expect(isBatchWaiter(h2['wrapperPid'] as number)).toBe(true);
+    expect(cmdline(h2['wrapperPid'] as number)).toContain('-s');
+    expect(await runToEnd(b, h2)).toMatchObject({ exitCode: 6 });
   });
 
   it('there are no more waiters than the backend is given: a job beyond them starts the ordinary way', async () => {
