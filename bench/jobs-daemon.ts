@@ -149,7 +149,9 @@ export async function daemonJobs(total: number, parallel: number): Promise<Daemo
   });
   // TEND_BENCH_DAEMON_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof) profiles the daemon.
   const nodeArgs = (process.env.TEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const daemon = new Daemon(dir, { TEND_MAX_PARALLEL: String(parallel), TEND_DAEMON_INTERVAL_MS: '1000' }, ['--quiet'], { nodeArgs });
+  // TEND_JOB_SHELL (e.g. sh) is passed on: the daemon's batch waiters are then that shell, not perl.
+  const shell: Record<string, string> = process.env.TEND_JOB_SHELL ? { TEND_JOB_SHELL: process.env.TEND_JOB_SHELL } : {};
+  const daemon = new Daemon(dir, { TEND_MAX_PARALLEL: String(parallel), TEND_DAEMON_INTERVAL_MS: '1000', ...shell }, ['--quiet'], { nodeArgs });
   try {
     const count = store.db.prepare("SELECT status, count(*) AS n FROM jobs WHERE status IN ('COMPLETED', 'ERROR') GROUP BY status");
     let done = 0;

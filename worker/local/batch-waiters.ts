@@ -36,8 +36,8 @@ export interface WaiterScript {
 export interface BatchWaiter {
   /** The waiter's pid (from the helper). */
   pid: number;
-  /** What it was started with: its script, and the environment its jobs' assignments start from. */
   kind: WaiterScript['kind'];
+  /** What it was started with: its script, and the environment its jobs' assignments start from. */
   text: string;
   env: Readonly<Record<string, string>>;
 }
@@ -108,7 +108,7 @@ export class BatchWaiters {
   }
 
   /**
-   * A waiter running `text` for one job, now busy: an idle one, else one started for it (if there
+   * A waiter running `script` for one job, now busy: an idle one, else one started for it (if there
    * is room), once it is up. Null: none (the job starts the ordinary way).
    */
   take(script: WaiterScript): BatchWaiter | Promise<BatchWaiter | null> | null {
@@ -169,7 +169,9 @@ export class BatchWaiters {
     } catch {
       return null; // jobs start the ordinary way
     }
-    const env = inheritedEnv();
+    // perl reads PERL5OPT, PERL5LIB and the like at its start: not the waiter's business. They
+    // stay in the jobs' environment (they differ from the waiter's, so each job sets them).
+    const env = kind === 'perl' ? Object.fromEntries(Object.entries(inheritedEnv()).filter(([k]) => !k.startsWith('PERL'))) : inheritedEnv();
     let up!: () => void;
     const w: Entry = { pid: 0, kind, text, env, socket: null, state: 'starting', runId: null, answer: null, answered: false, buffered: '', timer: null, up: new Promise<void>((r) => (up = r)) };
     this.all.add(w);

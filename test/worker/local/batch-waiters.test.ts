@@ -148,6 +148,20 @@ describe('batch waiters', () => {
     expect(readdirSync(spec.runDir)).not.toContain('run.sh');
   });
 
+  it.runIf(batchWaiterKind() === 'perl')("perl: the daemon's PERL5OPT does not reach the waiter's perl, and does reach the routine", async () => {
+    process.env['PERL5OPT'] = '-MNo::Such::Module';
+    try {
+      const fresh = createLocalBackend({ dataDir: data.path, tendVersion: 't', tools: suiteTools, onExit: (id) => over.push(id) });
+      const spec = makeSpec(data.path, { command: '/usr/bin/env' });
+      const handle = await fresh.submit(spec);
+      expect(isBatchWaiter(handle['wrapperPid'] as number)).toBe(true);
+      expect(await runToEnd(fresh, handle)).toMatchObject({ exitCode: 0 });
+      expect(fresh.tailLog(spec.runDir, 'stdout', 100_000).split('\n')).toContain('PERL5OPT=-MNo::Such::Module');
+    } finally {
+      delete process.env['PERL5OPT'];
+    }
+  });
+
   it.runIf(batchWaiterKind() === 'perl')('perl: an exit code above 128 is that exit code, not taken for a signal as a shell takes it; a death by signal is named', async () => {
     const exits = makeSpec(data.path, { command: '/bin/sh', args: ['-c', 'exit 130'] });
     const h1 = await backend.submit(exits);
