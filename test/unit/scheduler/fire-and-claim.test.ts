@@ -255,6 +255,40 @@ describe('the unfinished runs, read once a pass', () => {
     expect(['a', 'b'].map((id) => f.only(id).status)).toEqual(['RUNNING', 'RUNNING']);
   });
 
+  it('are not read at all by a pass that finds nothing written since the last one read them (an idle daemon with runs waiting)', async () => {
+    const t = traced({ options: { maxParallel: 1 } });
+    f = t.fx;
+    for (const id of ['a', 'b', 'c']) f.define({ id, cron: '0 * * * *' });
+    f.advance(HOUR);
+    await t.pass(); // a launched, b and c waiting for the slot
+    f.advance(SEC);
+    await t.pass(); // a seen RUNNING: a write, so this pass reads them
+    expect(t.count(ACTIVE)).toBe(1);
+    f.advance(SEC);
+    await t.pass();
+    expect(t.count(ACTIVE)).toBe(0);
+    // What the pass did with the runs it did not read again: b and c still wait, and say why.
+    expect(['a', 'b', 'c'].map((id) => f.only(id).status)).toEqual(['RUNNING', 'PENDING', 'PENDING']);
+    expect(f.scheduler.waitReasons().get(f.only('b').id)).toMatch(/no free slot/);
+    // A run's end is a write: the next pass reads them, and the slot goes to the next one.
+    f.backend.finish(f.only('a').id, { exitCode: 0 });
+    f.advance(SEC);
+    await t.pass();
+    expect(t.count(ACTIVE)).toBeGreaterThan(0);
+    expect(['a', 'b', 'c'].map((id) => f.only(id).status)).toEqual(['COMPLETED', 'STARTING', 'PENDING']);
+  });
+
+  it('are read again by the next pass when another connection wrote since the last pass (a run asked for by hand is launched)', async () => {
+    await withOtherConnection('tend-reread-next-', async (cli) => {
+      f.define({ id: 'a', cron: '0 12 * * *' });
+      await f.pass();
+      await f.pass();
+      const asked = runNow({ ...f.control(), store: cli }, full('a'));
+      await f.pass();
+      expect(f.run(asked.id).status).toBe('STARTING');
+    });
+  });
+
   it('are read again when another connection wrote between (a run asked for by hand meanwhile is launched in that pass)', async () => {
     await withOtherConnection('tend-reread-', async (cli) => {
       f.define({ id: 'a', cron: '0 12 * * *' });
