@@ -130,6 +130,8 @@ export async function benchPass() {
   await measure(10_000, 100, 10, { counted });
   // The same due work with 2,000 jobs running: each pass polls them all.
   const largeRunning = await measure(10_000, 10, passes, { running: 2000 });
+  // The same 2,000 running and nothing due: an idle daemon's pass, which reads no run it read before.
+  const largeRunningIdle = await measure(10_000, 0, passes, { running: 2000 });
   // The daemon runs without V8's optimizing compiler (engine/daemon/v8-flags.ts): the same 10k/100
   // pass in a process started with those flags is what a daemon's pass costs.
   const largeDaemonFlags = inChild(NO_OPTIMIZING_COMPILER, 10_000, 100, passes);
@@ -140,6 +142,7 @@ export async function benchPass() {
     large,
     largeSameDue,
     largeRunning,
+    largeRunningIdle,
     largeDaemonFlags,
     ratio10kTo1k: round(large.medianMs / small.medianMs, 2),
     ratio10kTo1kSameDue: round(largeSameDue.medianMs / small.medianMs, 2),

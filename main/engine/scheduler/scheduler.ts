@@ -71,11 +71,16 @@ export class Scheduler {
       // The unfinished runs as the status step read them, and the database's change mark then.
       let read: { active: RunRow[]; mark: string } | null = null;
       await step('status', () => {
-        const last = this.lastRead;
-        let active = last && last.mark === ctx.store.changeMark() ? last.active : ctx.store.runs.active();
+        // A mark taken before a read may be older than what was read, never newer: at worst a
+        // later step reads again for nothing.
+        let mark = ctx.store.changeMark();
+        let active = this.lastRead?.mark === mark ? this.lastRead.active : ctx.store.runs.active();
         // Read again only if some were stopped: with thousands in flight each read is milliseconds.
-        if (reapOrphans(ctx, active, now) > 0) active = ctx.store.runs.active();
-        read = { active, mark: ctx.store.changeMark() };
+        if (reapOrphans(ctx, active, now) > 0) {
+          mark = ctx.store.changeMark();
+          active = ctx.store.runs.active();
+        }
+        read = { active, mark };
         markLate(ctx, active, this.waiting, now);
         enforceLimits(ctx, active, now);
       });

@@ -311,6 +311,23 @@ describe('realtime supervision', () => {
     ]);
   });
 
+  it('the micro-pass gives an exited instance’s slot to its replacement: a batch run waiting for a slot does not hold one', async () => {
+    f = new Fixture({ options: { maxParallel: 1 } });
+    f.define({ id: 'feed', realtime: true });
+    await f.pass();
+    f.advance(SEC);
+    await f.pass();
+    f.define({ id: 'hourly', cron: '0 * * * *' });
+    f.clock.set(T0 + HOUR);
+    await f.pass();
+    expect(f.only('hourly').status).toBe('PENDING');
+    const old = f.only('feed');
+    f.backend.finish(old.id, { exitCode: 1 });
+    expect(await f.scheduler.settleExited(old.id)).toBe(true);
+    expect(f.runs('feed').map((r) => r.status)).toEqual(['EXITED', 'STARTING']);
+    expect(f.only('hourly').status).toBe('PENDING');
+  });
+
   it('a routine in restart backoff says until when, and the micro-pass after another routine’s exit leaves it waiting', async () => {
     f = new Fixture();
     f.define({ id: 'a', realtime: true });
