@@ -1,6 +1,7 @@
-// The waiter tools the local backend's suites run with: sh by default; the dash and bash --posix
-// variants (local-backend-dash.test.ts, local-backend-bash-posix.test.ts) set `shell` before they
-// import the suites, as TEND_JOB_SHELL does for a daemon.
+// The waiter tools the local backend's suites run with: by default run.sh and standbys in sh and
+// batch waiters in perl (where installed); the dash and bash --posix variants
+// (local-backend-dash.test.ts, local-backend-bash-posix.test.ts) set `shell` before they import
+// the suites, as TEND_JOB_SHELL does for a daemon, which makes batch waiters sh too.
 import { basename } from 'node:path';
 import type { WaiterTools } from '../../worker/local/index.js';
 import { findTool, jobShell } from '../../worker/local/tools.js';

@@ -114,8 +114,8 @@ my %signame = (${signalNames()});
 open(my $out, '>&=', 0) or die "stdin: $!\\n";
 my $ws;
 
-# Signals are passed on to the routine's process group once it runs; until then they are noted
-# and ignored (the waiter must live to write the sentinel).
+# Signals are passed on to the routine's process group once it runs; until then they are ignored
+# (the waiter must live to write the sentinel).
 my $child = 0;
 sub forward {
   my ($sig) = @_;
