@@ -14,10 +14,9 @@
 //
 // How the routine ended is read from its wait status, so an exit code is never mistaken for a
 // signal (the shells' 128+N): `signal:NAME` only for a death by signal.
-import { constants } from 'node:os';
 import type { ProviderName } from '../jobdir/proc.js';
 import { PS_ENV } from '../jobdir/proc-ps.js';
-import { routineUmask } from './wrapper.js';
+import { routineUmask, signalsByNumber } from './wrapper.js';
 
 export interface PerlWaiterParams {
   provider: ProviderName;
@@ -46,13 +45,11 @@ export function perlJobMessage(runDir: string, cwd: string, argv: readonly strin
   return `${['job', runDir, cwd, manifest, String(changes.length), ...changes, ...argv].map(escapeField).join('\t')}\n`;
 }
 
-/** Signal numbers to names, as this OS numbers them. */
+/** Signal numbers to names, as this OS numbers them: a perl hash's pairs. */
 function signalNames(): string {
-  const byNumber = new Map<number, string>();
-  for (const [name, num] of Object.entries(constants.signals)) {
-    if (num >= 1 && num <= 64 && !byNumber.has(num)) byNumber.set(num, name.replace(/^SIG/, ''));
-  }
-  return [...byNumber.entries()].map(([n, name]) => `${n}=>'${name}'`).join(',');
+  return signalsByNumber()
+    .map(([n, name]) => `${n}=>'${name}'`)
+    .join(',');
 }
 
 function startTimeSub(provider: ProviderName): string {

@@ -41,14 +41,18 @@ export function routineUmask(): string {
   return (process.umask() & 0o777).toString(8).padStart(4, '0');
 }
 
-/** `case` arms turning an exit status 129-192 into the signal's name, as shells report it. */
-export function signalCases(): string {
+/** Signals 1-64 as this OS numbers them, by number, each with its first name (without SIG). */
+export function signalsByNumber(): [number, string][] {
   const byNumber = new Map<number, string>();
   for (const [name, num] of Object.entries(constants.signals)) {
     if (num >= 1 && num <= 64 && !byNumber.has(num)) byNumber.set(num, name.replace(/^SIG/, ''));
   }
-  return [...byNumber.entries()]
-    .sort((a, b) => a[0] - b[0])
+  return [...byNumber.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+/** `case` arms turning an exit status 129-192 into the signal's name, as shells report it. */
+export function signalCases(): string {
+  return signalsByNumber()
     .map(([num, name]) => `  ${128 + num}) result=signal:${name} ;;`)
     .join('\n');
 }
